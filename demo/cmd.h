@@ -1,0 +1,19 @@
+/* cmd.h: the subcommands of triage-demo and the option parsing they share. */
+#ifndef TR_CMD_H
+#define TR_CMD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+int cmd_gen(int argc, char **argv);
+int cmd_judge(int argc, char **argv);
+
+/* Parses an unsigned decimal option value; prints an error naming the
+ * option and returns false when it is not one or is above max. */
+bool opt_u64(const char *opt, const char *val, uint64_t max, uint64_t *out);
+
+/* true when argv[*i] is opt; then *val is its value (the next argument, or
+ * the part after '=' in --opt=value). Reports a missing value. */
+bool opt_match(int argc, char **argv, int *i, const char *opt, const char **val, bool *bad);
+
+#endif

@@ -1,0 +1,66 @@
+/* issues.c: generated Issues, encoded into frames. */
+#include "issues.h"
+
+#include <stdlib.h>
+
+#define GEN_ARENA (64u << 20)
+
+struct iss_gen {
+    int size;
+    ar_arena arena;
+    uint8_t *mem;
+    uint8_t *frame; /* 5 + ISS_MAX_MESSAGE bytes */
+    tr_Issue issue;
+};
+
+iss_gen *iss_gen_new(int size)
+{
+    iss_gen *g = calloc(1, sizeof *g);
+    if (g == NULL)
+        return NULL;
+    g->size = size;
+    g->mem = malloc(GEN_ARENA);
+    g->frame = malloc(5 + (size_t)ISS_MAX_MESSAGE);
+    if (g->mem == NULL || g->frame == NULL) {
+        iss_gen_free(g);
+        return NULL;
+    }
+    ar_init(&g->arena, g->mem, GEN_ARENA);
+    return g;
+}
+
+void iss_gen_free(iss_gen *g)
+{
+    if (g == NULL)
+        return;
+    free(g->mem);
+    free(g->frame);
+    free(g);
+}
+
+const tr_Issue *iss_gen_issue(iss_gen *g, uint64_t seed, uint64_t i)
+{
+    rg_rng rg;
+    rg_seed(&rg, seed, i);
+    ar_reset(&g->arena);
+    tr_random_Issue(&rg, &g->arena, g->size, &g->issue);
+    return &g->issue;
+}
+
+const uint8_t *iss_gen_frame(iss_gen *g, uint64_t seed, uint64_t i, bool detail_first, size_t *n)
+{
+    const tr_Issue *is = iss_gen_issue(g, seed, i);
+    uint8_t *body = g->frame + 5;
+    uint8_t *w = tr_encode_Issue_first(body, body + ISS_MAX_MESSAGE, is,
+                                       detail_first ? TR_ISSUE_F_DETAIL : -1);
+    if (w == NULL)
+        return NULL;
+    size_t len = (size_t)(w - body);
+    g->frame[0] = 0;
+    g->frame[1] = (uint8_t)(len >> 24);
+    g->frame[2] = (uint8_t)(len >> 16);
+    g->frame[3] = (uint8_t)(len >> 8);
+    g->frame[4] = (uint8_t)len;
+    *n = len + 5;
+    return g->frame;
+}

@@ -1,0 +1,120 @@
+/* judge.c: `triage-demo judge`: one verdict line per framed message. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "readers.h"
+#include "source.h"
+#include "tr_model.h"
+
+/* Decoding needs at most a few times the message's size (lists of small
+ * values become arrays of 8- or 16-byte items); 16 x the 4 MiB frame limit
+ * covers the worst case, and untouched pages cost nothing. */
+#define DECODE_ARENA (64u << 20)
+
+static void help(FILE *f)
+{
+    fprintf(f,
+            "usage: triage-demo judge [--reader optics|decode] [--policy FILE]\n"
+            "                         [--verify off|json|schema] [--grpc-encoding identity|gzip]\n"
+            "\n"
+            "Reads gRPC frames from stdin and writes one line per message, in order:\n"
+            "'<kind> <keep|drop>', kind being Bug, Incident, Request or none (no kind\n"
+            "could be read, or the reader rejected the message).\n"
+            "  --reader decode  decode the whole Issue, judge the model (default)\n"
+            "  --policy FILE    a policy file (JSON; default: MODEL.md's demo policy)\n"
+            "  --summary        print a tally to stderr at the end\n"
+            "Exit status: 0 when the input ends on a frame boundary; 2 on a framing\n"
+            "error (after the lines of every whole message before it) or a bad policy.\n");
+}
+
+int cmd_judge(int argc, char **argv)
+{
+    const char *policy_path = NULL, *reader = "decode";
+    bool bad = false, summary = false;
+    for (int i = 1; i < argc && !bad; i++) {
+        const char *v = NULL;
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            help(stdout);
+            return 0;
+        } else if (opt_match(argc, argv, &i, "--reader", &v, &bad)) {
+            reader = v;
+        } else if (opt_match(argc, argv, &i, "--policy", &v, &bad)) {
+            policy_path = v;
+        } else if (strcmp(argv[i], "--summary") == 0) {
+            summary = true;
+        } else {
+            fprintf(stderr, "triage-demo judge: unknown option '%s' (see --help)\n", argv[i]);
+            bad = true;
+        }
+    }
+    if (bad)
+        return 2;
+    if (reader != NULL && strcmp(reader, "decode") != 0) {
+        fprintf(stderr, "triage-demo judge: --reader is decode, not '%s'\n", reader);
+        return 2;
+    }
+
+    char err[512];
+    po_schema schema = rd_schema();
+    po_policy policy;
+    if (policy_path != NULL ? !po_load(policy_path, &schema, &policy, err, sizeof err)
+                            : !po_default(&schema, &policy, err, sizeof err)) {
+        fprintf(stderr, "triage-demo judge: %s\n", err);
+        return 2;
+    }
+
+    js_init();
+    src_reader src;
+    if (!src_open(&src, STDIN_FILENO, false, err, sizeof err)) {
+        fprintf(stderr, "triage-demo judge: %s\n", err);
+        return 1;
+    }
+    uint8_t *mem = malloc(DECODE_ARENA);
+    if (mem == NULL) {
+        fprintf(stderr, "triage-demo judge: out of memory\n");
+        src_close(&src);
+        return 1;
+    }
+    ar_arena arena;
+    ar_init(&arena, mem, DECODE_ARENA);
+    static char outbuf[1 << 16];
+    setvbuf(stdout, outbuf, _IOFBF, sizeof outbuf);
+
+    uint64_t seen[TR_DETAIL_COUNT + 1] = {0}, kept[TR_DETAIL_COUNT + 1] = {0};
+    tr_Issue issue;
+    fr_frame f;
+    int r;
+    while ((r = src_next(&src, &f)) == 1) {
+        ar_reset(&arena);
+        int kind = -1;
+        bool keep = false;
+        tr_error e = tr_decode_Issue(f.msg.p, f.msg.n, &arena, &issue);
+        if (e.code == TR_E_OK) {
+            po_reader rd = rd_model(&issue.detail);
+            keep = po_judge(&policy, &rd, &kind);
+        }
+        const char *name = kind >= 0 ? tr_Detail_names[kind].p : "none";
+        printf("%s %s\n", name, keep ? "keep" : "drop");
+        int row = kind >= 0 ? kind : TR_DETAIL_COUNT;
+        seen[row]++;
+        kept[row] += keep;
+    }
+    fflush(stdout);
+    int rc = 0;
+    if (r < 0) {
+        src_report(&src, "judge");
+        rc = 2;
+    }
+    if (summary) {
+        fprintf(stderr, "%-10s %10s %10s\n", "kind", "seen", "kept");
+        for (int k = 0; k <= TR_DETAIL_COUNT; k++)
+            fprintf(stderr, "%-10s %10llu %10llu\n", k < TR_DETAIL_COUNT ? tr_Detail_names[k].p : "none",
+                    (unsigned long long)seen[k], (unsigned long long)kept[k]);
+    }
+    free(mem);
+    src_close(&src);
+    return rc;
+}

@@ -1,0 +1,41 @@
+/* triage-demo: the command line (see ../shared/CLI.md). Each subcommand is
+ * a function in its own file; this one only dispatches. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cmd.h"
+
+static const struct {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *summary;
+} commands[] = {
+    {"gen", cmd_gen, "write generated Issues to stdout as gRPC frames"},
+    {"judge", cmd_judge, "read frames from stdin, print '<kind> <keep|drop>' per message"},
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: triage-demo COMMAND [OPTIONS]\n\ncommands:\n");
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fprintf(f, "  %-11s %s\n", commands[i].name, commands[i].summary);
+    fprintf(f, "\n'triage-demo COMMAND --help' describes each command's options.\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
+        usage(stdout);
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (strcmp(argv[1], commands[i].name) == 0)
+            return commands[i].run(argc - 1, argv + 1);
+    fprintf(stderr, "triage-demo: unknown command '%s'\n", argv[1]);
+    usage(stderr);
+    return 2;
+}

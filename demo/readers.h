@@ -1,0 +1,18 @@
+/* readers.h: the policy's capabilities (policy.h) over the two readers.
+ *
+ * The model reader answers from a decoded Detail through the generated model
+ * optics (tr_get_*). The optics reader (added with the scanners) answers from
+ * a detail's bytes. Both hand the policy the same thing: case indexes. */
+#ifndef TR_READERS_H
+#define TR_READERS_H
+
+#include "policy.h"
+#include "tr_optics.h"
+
+/* The enum name tables the policy resolves its names against. */
+po_schema rd_schema(void);
+
+/* A reader over a decoded detail; valid while d is. */
+po_reader rd_model(const tr_Detail *d);
+
+#endif

@@ -1,0 +1,76 @@
+/* source.c: frames from a file descriptor, split in place. */
+#include "source.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "net.h"
+
+#define READ_PIECE (256u << 10)
+
+bool src_open(src_reader *s, int fd, bool allow_compressed, char *err, size_t errlen)
+{
+    memset(s, 0, sizeof *s);
+    s->fd = fd;
+    fr_init(&s->split);
+    s->split.allow_compressed = allow_compressed;
+    return rb_init(&s->ring, 0, RB_AUTO, err, errlen) == 0;
+}
+
+void src_close(src_reader *s) { rb_destroy(&s->ring); }
+
+int src_next(src_reader *s, fr_frame *f)
+{
+    if (s->pending > 0) {
+        rb_consume(&s->ring, s->pending);
+        s->offset += s->pending;
+        s->pending = 0;
+    }
+    for (;;) {
+        size_t n;
+        const uint8_t *p = rb_data(&s->ring, &n);
+        fr_status st = fr_next(&s->split, p, p + n, s->offset, f);
+        if (st == FR_FRAME) {
+            s->pending = fr_frame_size(f);
+            return 1;
+        }
+        if (st == FR_ERROR) {
+            s->err = s->split.err;
+            return -1;
+        }
+        if (s->eof) {
+            if (fr_finish(&s->split, p, p + n, s->offset) == TR_E_OK)
+                return 0;
+            s->err = s->split.err;
+            return -1;
+        }
+        size_t room;
+        uint8_t *w = rb_space(&s->ring, &room);
+        if (room > READ_PIECE)
+            room = READ_PIECE;
+        ssize_t got = read(s->fd, w, room);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0) {
+            snprintf(s->io_err, sizeof s->io_err, "read: %s", strerror(errno));
+            s->err.code = TR_E_IO;
+            s->err.offset = s->offset + n;
+            return -1;
+        }
+        if (got == 0)
+            s->eof = true;
+        else
+            rb_commit(&s->ring, (size_t)got);
+    }
+}
+
+void src_report(const src_reader *s, const char *cmd)
+{
+    if (s->err.code == TR_E_IO)
+        fprintf(stderr, "triage-demo %s: %s at byte %zu\n", cmd, s->io_err, s->err.offset);
+    else
+        fprintf(stderr, "triage-demo %s: %s (%s) at byte %zu\n", cmd, tr_error_text(s->err.code),
+                tr_error_name(s->err.code), s->err.offset);
+}

@@ -1,0 +1,1 @@
+"""trgen: the schema compiler (schema -> checked IR -> C through templates)."""

@@ -1,0 +1,625 @@
+"""Schema front end: text -> tokens -> a checked intermediate representation.
+
+Every node keeps its source position, and every check runs here, on the IR,
+so the templates only ever render a model already known to be valid. Errors
+are collected (all of them, not just the first) as Diagnostics and raised
+together as SchemaError.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Union as TUnion
+
+SCALARS = ("i32", "i64", "f64", "bool", "string")
+KEYWORDS = ("record", "union", "enum", "root", "optic", "tag", "optional", "list", "map", "raw")
+
+INT_RANGE = {"i32": (-(2**31), 2**31 - 1), "i64": (-(2**63), 2**63 - 1)}
+
+
+@dataclass(frozen=True)
+class Pos:
+    file: str
+    line: int
+    col: int
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.col}"
+
+
+@dataclass
+class Diagnostic:
+    pos: Pos
+    message: str
+    notes: List[tuple] = field(default_factory=list)  # (Pos, text)
+
+    def render(self) -> str:
+        out = [f"{self.pos}: error: {self.message}"]
+        out += [f"{p}: note: {t}" for p, t in self.notes]
+        return "\n".join(out)
+
+
+class SchemaError(Exception):
+    def __init__(self, diagnostics: List[Diagnostic]):
+        super().__init__("\n".join(d.render() for d in diagnostics))
+        self.diagnostics = diagnostics
+
+
+# ---------------------------------------------------------------- the IR
+
+
+@dataclass
+class TypeRef:
+    """A use of a type: a scalar, a declared name, list<T> or map<T>."""
+
+    kind: str  # "scalar" | "named" | "list" | "map"
+    pos: Pos
+    name: str = ""  # scalar or declared name
+    elem: Optional["TypeRef"] = None  # list element / map value
+    decl: Optional["Decl"] = None  # resolved declaration for "named"
+
+    def spell(self) -> str:
+        if self.kind in ("list", "map"):
+            return f"{self.kind}<{self.elem.spell()}>"
+        if self.kind == "case":
+            return f"{self.decl.union.name}.{self.name}"
+        if self.kind == "tag":
+            return f"{self.name}.{self.decl.tag}"
+        return self.name
+
+
+@dataclass
+class Field:
+    name: str
+    type: TypeRef
+    pos: Pos
+    optional: bool = False
+    range: Optional[tuple] = None  # (lo, hi) for the random generator
+    index: int = 0  # position in its record
+
+
+@dataclass
+class Record:
+    name: str
+    pos: Pos
+    fields: List[Field] = field(default_factory=list)
+    union: Optional["Union"] = None  # set for a union's case
+    case_index: int = 0
+
+    @property
+    def is_case(self) -> bool:
+        return self.union is not None
+
+
+@dataclass
+class Case:
+    name: str
+    pos: Pos
+
+
+@dataclass
+class Enum:
+    name: str
+    pos: Pos
+    cases: List[Case] = field(default_factory=list)
+
+
+@dataclass
+class Union:
+    name: str
+    pos: Pos
+    tag: Optional[str] = None
+    tag_pos: Optional[Pos] = None
+    cases: List[Record] = field(default_factory=list)
+
+
+Decl = TUnion[Record, Enum, Union]
+
+
+@dataclass
+class Step:
+    """One step of an optic path: a field, a union case, an index, the tag."""
+
+    kind: str  # "field" | "case" | "index" | "tag" | "optic"
+    pos: Pos
+    name: str = ""
+    index: int = 0
+    field: Optional[Field] = None  # for "field"
+    case: Optional[Record] = None  # for "case"
+    optic: Optional["Optic"] = None  # for "optic" (composition)
+    type: Optional[TypeRef] = None  # the type this step arrives at
+
+
+@dataclass
+class Optic:
+    name: str
+    pos: Pos
+    root: str = ""  # the type the path starts from, as written
+    root_pos: Optional[Pos] = None
+    parts: List[tuple] = field(default_factory=list)  # raw parse: (kind, name/index, pos)
+    raw: bool = False
+    compose: List[tuple] = field(default_factory=list)  # (name, pos) when composed
+    source: Optional[TypeRef] = None  # resolved: where the path starts
+    steps: List[Step] = field(default_factory=list)  # resolved, composition flattened
+    focus: Optional[TypeRef] = None  # resolved: the type of the value read
+
+
+@dataclass
+class Schema:
+    file: str
+    decls: Dict[str, Decl] = field(default_factory=dict)
+    order: List[Decl] = field(default_factory=list)  # as declared
+    root: Optional[Record] = None
+    root_pos: Optional[Pos] = None
+    optics: List[Optic] = field(default_factory=list)
+
+    @property
+    def records(self) -> List[Record]:
+        return [d for d in self.order if isinstance(d, Record)]
+
+    @property
+    def enums(self) -> List[Enum]:
+        return [d for d in self.order if isinstance(d, Enum)]
+
+    @property
+    def unions(self) -> List[Union]:
+        return [d for d in self.order if isinstance(d, Union)]
+
+
+# ---------------------------------------------------------------- lexer
+
+_TOKEN = re.compile(
+    r"(?P<ws>[ \t\r]+)|(?P<nl>\n)|(?P<comment>#[^\n]*)"
+    r"|(?P<ident>[A-Za-z_][A-Za-z0-9_]*)|(?P<int>-?[0-9]+)"
+    r"|(?P<str>\"[^\"\n]*\")|(?P<punct>[{}<>()\[\]:=.,@])"
+)
+
+
+@dataclass
+class Tok:
+    kind: str
+    text: str
+    pos: Pos
+
+
+def lex(text: str, file: str) -> List[Tok]:
+    toks: List[Tok] = []
+    line, line_start, i = 1, 0, 0
+    while i < len(text):
+        m = _TOKEN.match(text, i)
+        pos = Pos(file, line, i - line_start + 1)
+        if not m:
+            ch = text[i]
+            what = repr(ch) if ch.isprintable() else f"byte 0x{ord(ch):02x}"
+            raise SchemaError([Diagnostic(pos, f"unexpected character {what}")])
+        kind = m.lastgroup
+        if kind == "nl":
+            line, line_start = line + 1, m.end()
+        elif kind not in ("ws", "comment"):
+            toks.append(Tok(kind, m.group(), pos))
+        i = m.end()
+    toks.append(Tok("eof", "", Pos(file, line, i - line_start + 1)))
+    return toks
+
+
+# ---------------------------------------------------------------- parser
+
+
+class _Parser:
+    def __init__(self, toks: List[Tok], file: str):
+        self.toks, self.i, self.file = toks, 0, file
+        self.schema = Schema(file)
+        self.diags: List[Diagnostic] = []
+
+    # helpers
+    def peek(self, k: int = 0) -> Tok:
+        return self.toks[min(self.i + k, len(self.toks) - 1)]
+
+    def next(self) -> Tok:
+        t = self.peek()
+        self.i += 1
+        return t
+
+    def fail(self, tok: Tok, what: str):
+        found = "end of file" if tok.kind == "eof" else f"'{tok.text}'"
+        raise SchemaError(self.diags + [Diagnostic(tok.pos, f"expected {what}, found {found}")])
+
+    def expect(self, text: str) -> Tok:
+        t = self.peek()
+        if t.text != text or t.kind == "str":
+            self.fail(t, f"'{text}'")
+        return self.next()
+
+    def ident(self, what: str) -> Tok:
+        t = self.peek()
+        if t.kind != "ident" or t.text in KEYWORDS:
+            self.fail(t, what)
+        return self.next()
+
+    # grammar
+    def parse(self) -> Schema:
+        while self.peek().kind != "eof":
+            t = self.peek()
+            if t.text == "record":
+                self.next()
+                name = self.ident("a record name")
+                self.declare(Record(name.text, name.pos, self.fields()))
+            elif t.text == "union":
+                self.union()
+            elif t.text == "enum":
+                self.enum()
+            elif t.text == "root":
+                self.next()
+                name = self.ident("the root type's name")
+                if self.schema.root_pos is not None:
+                    self.diags.append(
+                        Diagnostic(t.pos, "a second root declaration",
+                                   [(self.schema.root_pos, "the first is here")]))
+                else:
+                    self.schema.root_pos = name.pos
+                    self.schema.root = name.text  # resolved in check()
+            elif t.text == "optic":
+                self.optic()
+            else:
+                self.fail(t, "'record', 'union', 'enum', 'root' or 'optic'")
+        return self.schema
+
+    def declare(self, decl: Decl):
+        prev = self.schema.decls.get(decl.name)
+        if prev is not None:
+            self.diags.append(Diagnostic(decl.pos, f"'{decl.name}' is declared twice",
+                                         [(prev.pos, "the first declaration is here")]))
+            return
+        if decl.name in SCALARS:
+            self.diags.append(Diagnostic(decl.pos, f"'{decl.name}' is a built-in type"))
+            return
+        self.schema.decls[decl.name] = decl
+        self.schema.order.append(decl)
+
+    def fields(self) -> List[Field]:
+        self.expect("{")
+        out: List[Field] = []
+        while self.peek().text != "}" or self.peek().kind == "str":
+            name = self.ident("a field name or '}'")
+            self.expect(":")
+            optional = False
+            if self.peek().text == "optional":
+                self.next()
+                optional = True
+            f = Field(name.text, self.typeref(), name.pos, optional)
+            if self.peek().text == "@":
+                self.annotation(f)
+            out.append(f)
+        self.next()
+        return out
+
+    def annotation(self, f: Field):
+        self.next()
+        name = self.ident("an annotation name")
+        if name.text != "range":
+            self.diags.append(Diagnostic(name.pos, f"unknown annotation '@{name.text}'"))
+        self.expect("(")
+        lo = self.integer()
+        self.expect(",")
+        hi = self.integer()
+        self.expect(")")
+        f.range = (lo, hi, name.pos)
+
+    def integer(self) -> int:
+        t = self.peek()
+        if t.kind != "int":
+            self.fail(t, "an integer")
+        self.next()
+        return int(t.text)
+
+    def typeref(self) -> TypeRef:
+        t = self.peek()
+        if t.text in ("list", "map") and t.kind == "ident":
+            self.next()
+            self.expect("<")
+            elem = self.typeref()
+            self.expect(">")
+            return TypeRef(t.text, t.pos, elem=elem)
+        name = self.ident("a type")
+        if name.text in SCALARS:
+            return TypeRef("scalar", name.pos, name.text)
+        return TypeRef("named", name.pos, name.text)
+
+    def union(self):
+        self.next()
+        name = self.ident("a union name")
+        u = Union(name.text, name.pos)
+        if self.peek().text == "tag":
+            self.next()
+            tag = self.peek()
+            if tag.kind != "str" or len(tag.text) < 3:
+                self.fail(tag, 'the tag field\'s name in quotes, as in tag "type"')
+            self.next()
+            u.tag, u.tag_pos = tag.text[1:-1], tag.pos
+        self.expect("{")
+        while self.peek().text != "}":
+            case = self.ident("a case name or '}'")
+            r = Record(case.text, case.pos, self.fields(), union=u, case_index=len(u.cases))
+            u.cases.append(r)
+        self.next()
+        self.declare(u)
+
+    def enum(self):
+        self.next()
+        name = self.ident("an enum name")
+        e = Enum(name.text, name.pos)
+        self.expect("{")
+        while self.peek().text != "}":
+            case = self.ident("a case name or '}'")
+            e.cases.append(Case(case.text, case.pos))
+            if self.peek().text == ",":
+                self.next()
+        self.next()
+        self.declare(e)
+
+    def optic(self):
+        self.next()
+        name = self.ident("an optic name")
+        o = Optic(name.text, name.pos)
+        self.expect("=")
+        first = self.ident("a type or optic name")
+        if self.peek().text == "." and self.peek(1).kind == "ident" and first.text[:1].islower():
+            # composition: name . name [. name ...]
+            o.compose.append((first.text, first.pos))
+            while self.peek().text == ".":
+                self.next()
+                t = self.ident("an optic name")
+                o.compose.append((t.text, t.pos))
+        elif first.text[:1].islower() and self.peek().text != ".":
+            o.compose.append((first.text, first.pos))
+        else:
+            o.root, o.root_pos = first.text, first.pos
+            while self.peek().text in (".", "["):
+                t = self.next()
+                if t.text == ".":
+                    step = self.peek()
+                    if step.kind != "ident":
+                        self.fail(step, "a field or case name")
+                    self.next()
+                    o.parts.append(("name", step.text, step.pos))
+                else:
+                    idx = self.peek()
+                    n = self.integer()
+                    if n < 0:
+                        self.diags.append(Diagnostic(idx.pos, "a list index must be 0 or more"))
+                    self.expect("]")
+                    o.parts.append(("index", n, idx.pos))
+        if self.peek().text == "raw":
+            self.next()
+            o.raw = True
+        self.schema.optics.append(o)
+
+
+# ---------------------------------------------------------------- checks
+
+
+class _Checker:
+    def __init__(self, s: Schema):
+        self.s = s
+        self.diags: List[Diagnostic] = []
+
+    def err(self, pos: Pos, msg: str, notes=()):
+        self.diags.append(Diagnostic(pos, msg, list(notes)))
+
+    def run(self):
+        s = self.s
+        for d in s.order:
+            if isinstance(d, Record):
+                self.record(d)
+            elif isinstance(d, Union):
+                self.union(d)
+            else:
+                self.enum(d)
+        if s.root is None:
+            self.err(Pos(s.file, 1, 1), "no 'root' declaration names the message type")
+        else:
+            r = s.decls.get(s.root)
+            if r is None:
+                self.err(s.root_pos, f"unknown type '{s.root}'")
+            elif not isinstance(r, Record):
+                self.err(s.root_pos, f"the root '{s.root}' must be a record")
+            s.root = r if isinstance(r, Record) else None
+        if not self.diags:
+            self.cycles()
+        if not self.diags:
+            self.optics()
+
+    def fields(self, owner: str, fields: List[Field], reserved: Optional[tuple] = None):
+        seen: Dict[str, Field] = {}
+        for i, f in enumerate(fields):
+            f.index = i
+            if f.name in seen:
+                self.err(f.pos, f"duplicate field '{f.name}' in '{owner}'",
+                         [(seen[f.name].pos, "the first is here")])
+            seen[f.name] = f
+            if reserved and f.name == reserved[0]:
+                self.err(f.pos, f"field '{f.name}' clashes with the union's tag field",
+                         [(reserved[1], "the tag is declared here")])
+            self.resolve(f.type)
+            if f.optional and f.type.kind in ("list", "map"):
+                self.err(f.pos, f"a {f.type.kind} cannot be optional: an absent one is empty")
+            if f.range is not None:
+                lo, hi, rpos = f.range
+                if f.type.kind != "scalar" or f.type.name not in INT_RANGE:
+                    self.err(rpos, "@range applies to i32 and i64 fields only")
+                else:
+                    tlo, thi = INT_RANGE[f.type.name]
+                    if not (tlo <= lo <= hi <= thi):
+                        self.err(rpos, f"@range({lo}, {hi}) is empty or outside {f.type.name}")
+                f.range = (lo, hi)
+
+    def resolve(self, t: TypeRef):
+        if t.kind in ("list", "map"):
+            self.resolve(t.elem)
+        elif t.kind == "named":
+            d = self.s.decls.get(t.name)
+            if d is None:
+                self.err(t.pos, f"unknown type '{t.name}'")
+            t.decl = d
+
+    def record(self, r: Record):
+        if not r.fields:
+            self.err(r.pos, f"record '{r.name}' has no fields")
+        self.fields(r.name, r.fields)
+
+    def union(self, u: Union):
+        if u.tag is None:
+            self.err(u.pos, f"union '{u.name}' has no tag: write union {u.name} tag \"type\" {{ ... }}")
+        if not u.cases:
+            self.err(u.pos, f"union '{u.name}' has no cases")
+        seen: Dict[str, Record] = {}
+        for c in u.cases:
+            if c.name in seen:
+                self.err(c.pos, f"duplicate case '{c.name}' in union '{u.name}'",
+                         [(seen[c.name].pos, "the first is here")])
+            seen[c.name] = c
+            self.fields(f"{u.name}.{c.name}", c.fields,
+                        (u.tag, u.tag_pos) if u.tag is not None else None)
+
+    def enum(self, e: Enum):
+        if not e.cases:
+            self.err(e.pos, f"enum '{e.name}' has no cases")
+        seen: Dict[str, Case] = {}
+        for c in e.cases:
+            if c.name in seen:
+                self.err(c.pos, f"duplicate case '{c.name}' in enum '{e.name}'",
+                         [(seen[c.name].pos, "the first is here")])
+            seen[c.name] = c
+
+    def cycles(self):
+        """A record that contains itself (through any path) cannot be decoded
+        without recursion on the input; the model has none, so refuse it."""
+        state: Dict[str, int] = {}
+
+        def children(d):
+            rows = d.cases if isinstance(d, Union) else [d] if isinstance(d, Record) else []
+            for r in rows:
+                for f in r.fields:
+                    t = f.type
+                    while t.kind in ("list", "map"):
+                        t = t.elem
+                    if t.kind == "named" and not isinstance(t.decl, Enum):
+                        yield t
+
+        def visit(d, trail):
+            state[d.name] = 1
+            for t in children(d):
+                st = state.get(t.decl.name, 0)
+                if st == 1:
+                    loop = " -> ".join([x for x in trail + [t.decl.name]])
+                    self.err(t.pos, f"recursive type: {loop}",
+                             [(t.decl.pos, f"'{t.decl.name}' is declared here")])
+                elif st == 0:
+                    visit(t.decl, trail + [t.decl.name])
+            state[d.name] = 2
+
+        for d in self.s.order:
+            if state.get(d.name, 0) == 0:
+                visit(d, [d.name])
+
+    # ---- optics
+    def optics(self):
+        by_name: Dict[str, Optic] = {}
+        for o in self.s.optics:
+            if o.name in by_name:
+                self.err(o.pos, f"optic '{o.name}' is declared twice",
+                         [(by_name[o.name].pos, "the first is here")])
+                continue
+            by_name[o.name] = o
+            if o.compose:
+                self.compose(o, by_name)
+            else:
+                self.path(o)
+
+    def path(self, o: Optic):
+        d = self.s.decls.get(o.root)
+        if d is None or isinstance(d, Enum):
+            self.err(o.root_pos, f"unknown type '{o.root}'" if d is None
+                     else f"an optic cannot start at the enum '{o.root}'")
+            return
+        cur = TypeRef("named", o.root_pos, o.root, decl=d)
+        o.source = cur
+        for kind, val, pos in o.parts:
+            step = self.step(cur, kind, val, pos)
+            if step is None:
+                return
+            o.steps.append(step)
+            cur = step.type
+        o.focus = cur
+        if o.raw and (cur.kind == "scalar" or isinstance(cur.decl, Enum)):
+            self.err(o.pos, "'raw' applies to records, unions, lists and maps")
+
+    def step(self, cur: TypeRef, kind: str, val, pos: Pos) -> Optional[Step]:
+        if kind == "index":
+            if cur.kind != "list":
+                self.err(pos, f"an index needs a list, and '{cur.spell()}' is not one")
+                return None
+            return Step("index", pos, index=val, type=cur.elem)
+        d = cur.decl if cur.kind in ("named", "case") else None
+        if isinstance(d, Union):
+            if val == d.tag:
+                return Step("tag", pos, name=val, type=TypeRef("tag", pos, d.name, decl=d))
+            for c in d.cases:
+                if c.name == val:
+                    return Step("case", pos, name=val, case=c,
+                                type=TypeRef("case", pos, c.name, decl=c))
+            cases = ", ".join(c.name for c in d.cases)
+            self.err(pos, f"union '{d.name}' has no case or tag '{val}' (cases: {cases})")
+            return None
+        if isinstance(d, Record):
+            for f in d.fields:
+                if f.name == val:
+                    return Step("field", pos, name=val, field=f, type=f.type)
+            owner = f"{d.union.name}.{d.name}" if d.is_case else d.name
+            self.err(pos, f"'{owner}' has no field '{val}'")
+            return None
+        self.err(pos, f"cannot step into '{val}': '{cur.spell()}' has no fields")
+        return None
+
+    def compose(self, o: Optic, by_name: Dict[str, Optic]):
+        parts = []
+        for name, pos in o.compose:
+            p = by_name.get(name)
+            if p is None:
+                self.err(pos, f"unknown optic '{name}' (optics are composed from those declared before)")
+                return
+            if p.focus is None:
+                return  # already reported
+            parts.append((p, pos))
+        first = parts[0][0]
+        o.source, o.steps, o.focus = first.source, list(first.steps), first.focus
+        for p, pos in parts[1:]:
+            if not _same_type(o.focus, p.source):
+                self.err(pos, f"cannot compose: '{p.name}' starts at '{p.source.spell()}', "
+                              f"but the path so far arrives at '{o.focus.spell()}'")
+                return
+            o.steps += p.steps
+            o.focus = p.focus
+        o.raw = o.raw or parts[-1][0].raw
+
+
+def _same_type(a: TypeRef, b: TypeRef) -> bool:
+    if a.kind != b.kind:
+        return False
+    if a.kind in ("list", "map"):
+        return _same_type(a.elem, b.elem)
+    return a.name == b.name
+
+
+def parse(text: str, file: str) -> Schema:
+    """Parses and checks a schema; raises SchemaError with every problem."""
+    p = _Parser(lex(text, file), file)
+    s = p.parse()
+    c = _Checker(s)
+    c.diags = list(p.diags)
+    c.run()
+    if c.diags:
+        c.diags.sort(key=lambda d: (d.pos.line, d.pos.col))
+        raise SchemaError(c.diags)
+    return s

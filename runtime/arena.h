@@ -1,0 +1,76 @@
+/* arena.h: a bump allocator over a caller-owned buffer, reset per message.
+ *
+ * The caller owns the memory and its lifetime; the arena never calls malloc.
+ * Permanent allocations grow up from the bottom; a scratch stack grows down
+ * from the top, so a decoder can collect a list's elements before it knows
+ * their count, then move them below in one piece (ar_scratch_commit). An
+ * allocation that does not fit returns NULL: the caller reports TR_E_ARENA.
+ */
+#ifndef TR_ARENA_H
+#define TR_ARENA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct {
+    uint8_t *base;
+    size_t cap;
+    size_t lo;        /* bytes used from the bottom (permanent) */
+    size_t hi;        /* scratch stack: [hi, cap) is in use */
+    size_t high;      /* most bytes in use at once since ar_init, lo + cap - hi */
+} ar_arena;
+
+void ar_init(ar_arena *a, void *buf, size_t cap);
+
+/* Forgets every allocation; keeps the high-water mark. */
+static inline void ar_reset(ar_arena *a)
+{
+    a->lo = 0;
+    a->hi = a->cap;
+}
+
+static inline void ar_note_high(ar_arena *a)
+{
+    size_t used = a->lo + (a->cap - a->hi);
+    if (used > a->high)
+        a->high = used;
+}
+
+/* n bytes aligned to 8 from the bottom, or NULL when full. */
+static inline void *ar_alloc(ar_arena *a, size_t n)
+{
+    size_t at = (a->lo + 7u) & ~(size_t)7u;
+    if (at > a->hi || n > a->hi - at)
+        return NULL;
+    a->lo = at + n;
+    ar_note_high(a);
+    return a->base + at;
+}
+
+/* Scratch stack: ar_scratch_mark, then ar_scratch_push per element, then
+ * ar_scratch_commit to get them in push order as one block from the bottom,
+ * which also pops them. Pushes are not padded, so elements of one list stay
+ * contiguous: each size must be a multiple of its alignment (any C sizeof
+ * is). A mark taken between lists is 8-aligned as long as every element
+ * that holds a list is a multiple of 8 bytes (it holds a pointer, so it is). */
+static inline size_t ar_scratch_mark(const ar_arena *a) { return a->hi; }
+
+static inline void *ar_scratch_push(ar_arena *a, size_t n)
+{
+    size_t lo = (a->lo + 7u) & ~(size_t)7u;
+    if (a->hi < lo || n > a->hi - lo)
+        return NULL;
+    a->hi -= n;
+    ar_note_high(a);
+    return a->base + a->hi;
+}
+
+/* Moves the elements pushed since mark (each elem bytes, count of them) to a
+ * block from the bottom in push order; returns it (or NULL when full; an
+ * empty list returns a non-NULL pointer that must not be read). */
+void *ar_scratch_commit(ar_arena *a, size_t mark, size_t elem, size_t count);
+
+/* Drops the scratch elements pushed since mark. */
+static inline void ar_scratch_pop(ar_arena *a, size_t mark) { a->hi = mark; }
+
+#endif

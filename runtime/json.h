@@ -1,0 +1,151 @@
+/* json.h: the JSON primitives every generated reader is built from.
+ *
+ * Contract. Every function reads bytes in [p, end) only and never past end:
+ * the input is a view into a larger buffer, so the byte at end may be
+ * anything (or unmapped). Parsing functions take the position and return the
+ * new position just after what they consumed, or NULL on failure, having
+ * recorded the error (code and offset from ctx->base) in ctx->err; the first
+ * error wins. Nothing here calls malloc: strings with escapes are unescaped
+ * into ctx->arena, strings without escapes are returned as views of the input.
+ *
+ * Validation is RFC 8259 exactly: UTF-8 (no overlongs, no encoded surrogates,
+ * nothing above U+10FFFF), no raw control characters in strings, only the
+ * JSON escapes, \u surrogates only in valid pairs, the number grammar (no
+ * leading zeros, no '+', no NaN/Infinity). Nesting is bounded by
+ * ctx->max_depth (JS_MAX_DEPTH by default), and skipping is iterative: no
+ * recursion on the input's nesting.
+ */
+#ifndef TR_JSON_H
+#define TR_JSON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "arena.h"
+#include "error.h"
+
+/* The nesting limit MODEL.md asks us to state: arrays and objects deeper than
+ * this are rejected with TR_E_DEPTH. The message's top-level object is depth 1. */
+#define JS_MAX_DEPTH 256
+
+/* A number token longer than this is rejected with TR_E_TOO_LONG. */
+#define JS_MAX_NUMBER_LEN 1024
+
+typedef struct {
+    const char *p;
+    size_t n;
+} js_str;
+
+typedef struct {
+    const uint8_t *base; /* offsets in errors are counted from here */
+    ar_arena *arena;     /* where escaped strings are unescaped; may be NULL
+                            for functions that do not produce strings */
+    int depth;           /* current nesting depth (objects and arrays open) */
+    int max_depth;
+    tr_error err;
+} js_ctx;
+
+static inline void js_ctx_init(js_ctx *c, const uint8_t *base, ar_arena *arena)
+{
+    c->base = base;
+    c->arena = arena;
+    c->depth = 0;
+    c->max_depth = JS_MAX_DEPTH;
+    c->err.code = TR_E_OK;
+    c->err.offset = 0;
+}
+
+/* Records code at position at (first error wins) and returns NULL, so a
+ * parser can write `return js_fail(c, p, TR_E_SYNTAX);`. */
+const uint8_t *js_fail(js_ctx *c, const uint8_t *at, tr_code code);
+
+/* Selects the widest string-scanning code the CPU has (AVX-512BW, AVX2,
+ * SSE2, portable); called once before any parsing, idempotent and cheap.
+ * JS_SIMD=portable|sse2|avx2|avx512 in the environment forces a narrower
+ * choice (tests run every path this way). Returns the name chosen. */
+const char *js_init(void);
+const char *js_simd_name(void);
+
+/* Forces one implementation by name ("portable", "sse2", "avx2", "avx512"),
+ * for tests and benchmarks; returns its name, or NULL (and changes nothing)
+ * when the name is unknown or the CPU lacks it. */
+const char *js_force_simd(const char *name);
+
+/* Skips JSON whitespace (space, tab, LF, CR). Never fails. */
+static inline const uint8_t *js_ws(const uint8_t *p, const uint8_t *end)
+{
+    while (p < end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t'))
+        p++;
+    return p;
+}
+
+/* p is at a '"'. Reads one string, validating it, and sets *out to its
+ * decoded bytes: a view of the input when it holds no escape, otherwise a
+ * copy unescaped into ctx->arena. */
+const uint8_t *js_string(js_ctx *c, const uint8_t *p, const uint8_t *end, js_str *out);
+
+/* p is at a '"'. Validates one string without producing it; *escaped tells
+ * whether it held a backslash. Used to skip, and for keys on the fast path:
+ * the raw bytes between the quotes are [p+1, ret-1). */
+const uint8_t *js_string_raw(js_ctx *c, const uint8_t *p, const uint8_t *end, bool *escaped);
+
+/* Numbers. p is at the first byte of the value. Integers reject fractions and
+ * exponents (TR_E_NOT_INTEGER) and values past the type's range (TR_E_RANGE);
+ * "-0" is 0. js_f64 rejects values that overflow to infinity (TR_E_RANGE)
+ * and returns the correctly rounded double. A value of another JSON type
+ * (string, object, ...) is TR_E_TYPE; null is TR_E_NULL_REQUIRED. */
+const uint8_t *js_i64(js_ctx *c, const uint8_t *p, const uint8_t *end, int64_t *out);
+const uint8_t *js_i32(js_ctx *c, const uint8_t *p, const uint8_t *end, int32_t *out);
+const uint8_t *js_f64(js_ctx *c, const uint8_t *p, const uint8_t *end, double *out);
+const uint8_t *js_bool(js_ctx *c, const uint8_t *p, const uint8_t *end, bool *out);
+
+/* Validates a number token (RFC 8259 grammar) without converting it. */
+const uint8_t *js_number_raw(js_ctx *c, const uint8_t *p, const uint8_t *end);
+
+/* true when [p, end) starts with the literal null (and consumes it). */
+static inline bool js_is_null(const uint8_t *p, const uint8_t *end)
+{
+    return end - p >= 4 && p[0] == 'n' && p[1] == 'u' && p[2] == 'l' && p[3] == 'l';
+}
+
+/* Skips one whole JSON value of any type starting at p (whitespace already
+ * skipped), validating everything in it; depth counts from ctx->depth. */
+const uint8_t *js_skip(js_ctx *c, const uint8_t *p, const uint8_t *end);
+
+/* Validates that [p, end) is exactly one JSON text: optional whitespace,
+ * one value, optional whitespace. A leading byte-order mark is TR_E_BOM,
+ * anything after the value TR_E_TRAILING. */
+const uint8_t *js_validate(js_ctx *c, const uint8_t *p, const uint8_t *end);
+
+/* Unescapes the raw bytes of a string (between its quotes, already
+ * validated by js_string_raw) into dst, which has room for n bytes (the
+ * decoded form is never longer than the raw one). Returns the decoded length. */
+size_t js_unescape(const uint8_t *raw, size_t n, uint8_t *dst);
+
+/* Writing (the encoder's side). Each returns the new write position or NULL
+ * when [w, wend) has no room; they never write past wend. Strings escape '"',
+ * '\\' and control characters; f64 is written in the shortest form that reads
+ * back to the same double (finite values only, the caller's contract). */
+uint8_t *js_put_string(uint8_t *w, uint8_t *wend, const char *s, size_t n);
+uint8_t *js_put_i64(uint8_t *w, uint8_t *wend, int64_t v);
+uint8_t *js_put_f64(uint8_t *w, uint8_t *wend, double v);
+
+static inline uint8_t *js_put_raw(uint8_t *w, uint8_t *wend, const char *s, size_t n)
+{
+    if (w == NULL || (size_t)(wend - w) < n)
+        return NULL;
+    for (size_t i = 0; i < n; i++)
+        w[i] = (uint8_t)s[i];
+    return w + n;
+}
+
+/* The SIMD core, exposed for the scanners: returns the first position in
+ * [p, end) holding '"', '\\', a byte < 0x20 or a byte >= 0x80, or end. */
+const uint8_t *js_find_string_special(const uint8_t *p, const uint8_t *end);
+
+/* Returns the first position in [p, end) holding '"', '\\', '[', ']', '{'
+ * or '}', or end: what a skipper over nested values needs to look at. */
+const uint8_t *js_find_structural(const uint8_t *p, const uint8_t *end);
+
+#endif

@@ -1,0 +1,206 @@
+/* policy.c: the verdict, and loading a policy file with jsmn. */
+#include "policy.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define JSMN_STATIC
+#define JSMN_STRICT
+#include <jsmn.h>
+
+static bool in_set(uint64_t set, int v) { return v >= 0 && v < 64 && (set >> v & 1u); }
+
+bool po_judge(const po_policy *p, const po_reader *r, int *kind)
+{
+    int k = r->kind(r->self);
+    *kind = k;
+    if (k < 0)
+        return false;
+    if (k == p->incident)
+        return in_set(p->urgent, r->severity(r->self)) && in_set(p->tiers, r->tier(r->self));
+    if (k == p->bug)
+        return in_set(p->modules, r->module(r->self));
+    if (k == p->request) {
+        int64_t votes;
+        return r->votes(r->self, &votes) && votes >= p->min_votes &&
+               in_set(p->plans, r->plan(r->self));
+    }
+    return false;
+}
+
+static int find(const po_enum *e, const char *s, size_t n)
+{
+    for (int i = 0; i < e->count; i++)
+        if (e->names[i].n == n && memcmp(e->names[i].p, s, n) == 0)
+            return i;
+    return -1;
+}
+
+static bool set_of(const po_enum *e, const char *const *names, size_t count, uint64_t *out)
+{
+    *out = 0;
+    for (size_t i = 0; i < count; i++) {
+        int v = find(e, names[i], strlen(names[i]));
+        if (v < 0 || v >= 64)
+            return false;
+        *out |= 1ull << v;
+    }
+    return true;
+}
+
+bool po_default(const po_schema *s, po_policy *out, char *err, size_t errlen)
+{
+    static const char *const urgent[] = {"Sev1", "Sev2"}, *const tiers[] = {"Critical"},
+                             *const modules[] = {"Payments"},
+                             *const plans[] = {"Business", "Enterprise"};
+    out->bug = find(&s->kind, "Bug", 3);
+    out->incident = find(&s->kind, "Incident", 8);
+    out->request = find(&s->kind, "Request", 7);
+    out->min_votes = 130;
+    if (out->bug < 0 || out->incident < 0 || out->request < 0 ||
+        !set_of(&s->severity, urgent, 2, &out->urgent) || !set_of(&s->tier, tiers, 1, &out->tiers) ||
+        !set_of(&s->module, modules, 1, &out->modules) || !set_of(&s->plan, plans, 2, &out->plans)) {
+        snprintf(err, errlen, "the schema lacks a name the default policy uses");
+        return false;
+    }
+    return true;
+}
+
+/* Byte offset -> 1-based line and column, for messages. */
+static void where(const char *text, int off, int *line, int *col)
+{
+    *line = 1;
+    *col = 1;
+    for (int i = 0; i < off; i++) {
+        if (text[i] == '\n') {
+            ++*line;
+            *col = 1;
+        } else {
+            ++*col;
+        }
+    }
+}
+
+#define FAIL_AT(tok, ...)                                                                 \
+    do {                                                                                  \
+        int line_, col_;                                                                  \
+        where(text, (tok)->start, &line_, &col_);                                         \
+        int w_ = snprintf(err, errlen, "%s:%d:%d: ", name, line_, col_);                  \
+        if (w_ >= 0 && (size_t)w_ < errlen)                                               \
+            snprintf(err + w_, errlen - (size_t)w_, __VA_ARGS__);                         \
+        return false;                                                                     \
+    } while (0)
+
+static bool tok_is(const char *text, const jsmntok_t *t, const char *s)
+{
+    size_t n = strlen(s);
+    return t->type == JSMN_STRING && (size_t)(t->end - t->start) == n &&
+           memcmp(text + t->start, s, n) == 0;
+}
+
+bool po_parse(const char *text, size_t n, const char *name, const po_schema *s, po_policy *out,
+              char *err, size_t errlen)
+{
+    if (!po_default(s, out, err, errlen))
+        return false;
+    enum { MAX_TOKENS = 512 };
+    jsmntok_t toks[MAX_TOKENS];
+    jsmn_parser parser;
+    jsmn_init(&parser);
+    int nt = jsmn_parse(&parser, text, n, toks, MAX_TOKENS);
+    if (nt < 0) {
+        snprintf(err, errlen, "%s: %s", name,
+                 nt == JSMN_ERROR_NOMEM ? "too many values for a policy file"
+                 : nt == JSMN_ERROR_PART ? "the JSON ends too early"
+                                         : "not valid JSON");
+        return false;
+    }
+    if (nt == 0 || toks[0].type != JSMN_OBJECT) {
+        snprintf(err, errlen, "%s: a policy file is one JSON object", name);
+        return false;
+    }
+    /* jsmn accepts a few things JSON does not (and trailing text): check the
+     * rest is whitespace, and the tokens with our own strict rules below. */
+    for (size_t i = (size_t)toks[0].end; i < n; i++)
+        if (!strchr(" \t\r\n", text[i])) {
+            snprintf(err, errlen, "%s: text after the policy object", name);
+            return false;
+        }
+    static const char *const keys[] = {"urgent", "tiers", "modules", "plans", "minVotes"};
+    const po_enum *enums[] = {&s->severity, &s->tier, &s->module, &s->plan};
+    uint64_t *sets[] = {&out->urgent, &out->tiers, &out->modules, &out->plans};
+    unsigned seen = 0;
+    int i = 1;
+    for (int m = 0; m < toks[0].size; m++) {
+        const jsmntok_t *k = &toks[i];
+        int which = -1;
+        for (int j = 0; j < 5; j++)
+            if (tok_is(text, k, keys[j]))
+                which = j;
+        if (which < 0)
+            FAIL_AT(k, "unknown key '%.*s' (known: urgent, tiers, modules, plans, minVotes)",
+                    k->end - k->start, text + k->start);
+        if (seen & (1u << which))
+            FAIL_AT(k, "key '%s' appears twice", keys[which]);
+        seen |= 1u << which;
+        const jsmntok_t *v = &toks[i + 1];
+        if (which == 4) {
+            char num[32];
+            int len = v->end - v->start;
+            if (v->type != JSMN_PRIMITIVE || len <= 0 || len >= (int)sizeof num ||
+                !(text[v->start] == '-' || (text[v->start] >= '0' && text[v->start] <= '9')))
+                FAIL_AT(v, "'minVotes' must be an integer");
+            memcpy(num, text + v->start, (size_t)len);
+            num[len] = '\0';
+            char *e;
+            errno = 0;
+            long long mv = strtoll(num, &e, 10);
+            if (*e != '\0' || errno != 0)
+                FAIL_AT(v, "'minVotes' must be an integer, not '%s'", num);
+            out->min_votes = mv;
+            i += 2;
+            continue;
+        }
+        if (v->type != JSMN_ARRAY)
+            FAIL_AT(v, "'%s' must be an array of names", keys[which]);
+        uint64_t set = 0;
+        for (int e = 0; e < v->size; e++) {
+            const jsmntok_t *t = &toks[i + 2 + e];
+            if (t->type != JSMN_STRING)
+                FAIL_AT(t, "'%s' holds names in quotes", keys[which]);
+            int c = find(enums[which], text + t->start, (size_t)(t->end - t->start));
+            if (c < 0 || c >= 64)
+                FAIL_AT(t, "'%s': unknown name '%.*s'", keys[which], t->end - t->start,
+                        text + t->start);
+            set |= 1ull << c;
+        }
+        *sets[which] = set;
+        i += 2 + v->size;
+    }
+    return true;
+}
+
+bool po_load(const char *path, const po_schema *s, po_policy *out, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) {
+        snprintf(err, errlen, "%s: cannot read: %s", path, strerror(errno));
+        return false;
+    }
+    char buf[16384];
+    size_t n = fread(buf, 1, sizeof buf, f);
+    bool too_big = n == sizeof buf && fgetc(f) != EOF;
+    bool failed = ferror(f);
+    fclose(f);
+    if (failed) {
+        snprintf(err, errlen, "%s: cannot read", path);
+        return false;
+    }
+    if (too_big) {
+        snprintf(err, errlen, "%s: larger than %zu bytes: not a policy file", path, sizeof buf);
+        return false;
+    }
+    return po_parse(buf, n, path, s, out, err, errlen);
+}

@@ -1,0 +1,51 @@
+/* reader.h: the pieces every generated reader shares, built on json.h.
+ *
+ * Same conventions as json.h: position in, new position (or NULL with the
+ * first error recorded in c->err) out; nothing read outside [p, end);
+ * nothing allocated except on c->arena's scratch stack, which the caller
+ * pops. Kept out of the templates so that the decoder, the validators and
+ * the optic scanners use one implementation of each rule.
+ */
+#ifndef TR_READER_H
+#define TR_READER_H
+
+#include "json.h"
+
+/* A value of the wrong kind at p: TR_E_NULL_REQUIRED for null, TR_E_TYPE for
+ * another JSON value, TR_E_SYNTAX for what is no JSON value, TR_E_EOF at end. */
+const uint8_t *rd_wrong_type(js_ctx *c, const uint8_t *p, const uint8_t *end);
+
+/* Names the field an error happened in (first name wins) and returns NULL. */
+const uint8_t *rd_in(js_ctx *c, const char *field);
+
+/* p is at a key's '"'. Reads the key, the ':' and the whitespace after it,
+ * returning the position of the value. k and kn receive the key's decoded bytes: a
+ * view of the input, or, when it has escapes, a copy on the scratch stack
+ * (pop it with ar_scratch_pop at a mark taken before the call). */
+const uint8_t *rd_key(js_ctx *c, const uint8_t *p, const uint8_t *end, const uint8_t **k, size_t *kn);
+
+/* After a member: whitespace, then ',' (returns the next key's position,
+ * *more = true) or the closer (returns the position after it, *more =
+ * false); anything else is TR_E_SYNTAX, the end TR_E_EOF. */
+const uint8_t *rd_next(js_ctx *c, const uint8_t *p, const uint8_t *end, uint8_t closer, bool *more);
+
+/* A string naming a case (an enum's or a union tag's): p at the value. from
+ * maps decoded bytes to the case (or -1: TR_E_ENUM, or tag_error when this
+ * is a union tag). longest is the longest case name, in bytes. */
+typedef int (*rd_from_fn)(const char *s, size_t n);
+const uint8_t *rd_name(js_ctx *c, const uint8_t *p, const uint8_t *end, rd_from_fn from,
+                       size_t longest, tr_code unknown, int *out);
+
+/* p at a '{': finds the union tag among the object's members (any position;
+ * the first occurrence: a second is the body decoder's duplicate error) and
+ * reads its case. TR_E_NO_TAG when the object has none. Validates what it
+ * passes over; consumes nothing (returns p itself on success). */
+const uint8_t *rd_find_tag(js_ctx *c, const uint8_t *p, const uint8_t *end, const char *tag,
+                           size_t tag_len, rd_from_fn from, size_t longest, int *kind);
+
+/* The index of the first entry whose key (a js_str at the start of each
+ * stride-byte entry) repeats an earlier one, or -1 when keys are unique,
+ * -2 when the arena has no room for the hash table. Linear time. */
+long rd_dup_key(ar_arena *a, const void *entries, size_t stride, size_t n);
+
+#endif

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# deps.sh: installs the Debian packages the build, the tests and the benches
+# need, only those missing. Run by `make` (as root, through apt-get); a
+# no-op when everything is there. Usage: scripts/deps.sh [--bench]
+set -euo pipefail
+
+pkgs=(gcc make re2c check libjsmn-dev pkg-config libsubunit-dev python3 clang libclang-rt-14-dev)
+if [ "${1:-}" = "--bench" ]; then
+    pkgs+=(g++ libsimdjson-dev libcjson-dev jq gnuplot-nox libdeflate-dev)
+fi
+
+missing=()
+for p in "${pkgs[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+# The generator needs Jinja2 in whichever python3 scripts/python.sh picks.
+if ! "$(dirname "$0")/python.sh" -c 'import jinja2' >/dev/null 2>&1; then
+    missing+=(python3-jinja2)
+fi
+
+if [ ${#missing[@]} -eq 0 ]; then
+    exit 0
+fi
+echo "deps.sh: installing ${missing[*]}" >&2
+if [ "$(id -u)" -ne 0 ]; then
+    echo "deps.sh: need root to install: apt-get install ${missing[*]}" >&2
+    exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
