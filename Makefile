@@ -25,7 +25,10 @@ LDFLAGS := $(SANFLAGS)
 LDLIBS := -lm -lpthread
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt -lm -pthread)
 
-GEN_NAMES := tr_model tr_encode tr_decode tr_random tr_optics_model
+# The optic scanners: one .re per optic, listed by the generator.
+-include $(GEN)/optics.mk
+SCAN_NAMES := $(OPTICS:%=tr_scan_%)
+GEN_NAMES := tr_model tr_encode tr_decode tr_random tr_optics_model $(SCAN_NAMES)
 GEN_C := $(GEN_NAMES:%=$(GEN)/%.c)
 GEN_H := $(GEN)/tr_model.h
 GEN_STAMP := $(GEN)/.stamp
@@ -45,6 +48,7 @@ TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
 .PHONY: all gen deps demo test test-unit test-gen test-san bench clean
 .DELETE_ON_ERROR:
+.SECONDARY:
 
 all: deps $(BUILD)/triage-demo
 
@@ -61,7 +65,14 @@ $(GEN_STAMP): $(SCHEMA) $(GENERATOR)
 	PYTHONPATH=gen $(PYTHON) -m trgen $(SCHEMA) $(GEN)
 	@touch $@
 
-$(GEN_C) $(GEN_H): $(GEN_STAMP)
+# A recipe, even an empty one, lets make notice optics.mk changed and re-read it.
+$(GEN)/optics.mk $(GEN_H) $(filter-out $(SCAN_NAMES:%=$(GEN)/%.c),$(GEN_C)): $(GEN_STAMP)
+	@:
+
+# The first line of each .re template records this command.
+RE2C_FLAGS := -W -Werror --no-generation-date --no-version -i
+$(GEN)/tr_scan_%.c: $(GEN_STAMP)
+	re2c $(RE2C_FLAGS) $(GEN)/tr_scan_$*.re -o $@
 
 $(BUILD)/obj/runtime/%.o: runtime/%.c $(wildcard runtime/*.h) | $(GEN_STAMP)
 	@mkdir -p $(@D)

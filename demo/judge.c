@@ -6,6 +6,7 @@
 
 #include "cmd.h"
 #include "readers.h"
+#include "skip.h"
 #include "source.h"
 #include "tr_model.h"
 
@@ -23,7 +24,8 @@ static void help(FILE *f)
             "Reads gRPC frames from stdin and writes one line per message, in order:\n"
             "'<kind> <keep|drop>', kind being Bug, Incident, Request or none (no kind\n"
             "could be read, or the reader rejected the message).\n"
-            "  --reader decode  decode the whole Issue, judge the model (default)\n"
+            "  --reader optics  read only the detail's few values where they lie (default)\n"
+            "  --reader decode  decode the whole Issue, judge the model\n"
             "  --policy FILE    a policy file (JSON; default: MODEL.md's demo policy)\n"
             "  --summary        print a tally to stderr at the end\n"
             "Exit status: 0 when the input ends on a frame boundary; 2 on a framing\n"
@@ -32,7 +34,7 @@ static void help(FILE *f)
 
 int cmd_judge(int argc, char **argv)
 {
-    const char *policy_path = NULL, *reader = "decode";
+    const char *policy_path = NULL, *reader = "optics";
     bool bad = false, summary = false;
     for (int i = 1; i < argc && !bad; i++) {
         const char *v = NULL;
@@ -52,8 +54,9 @@ int cmd_judge(int argc, char **argv)
     }
     if (bad)
         return 2;
-    if (reader != NULL && strcmp(reader, "decode") != 0) {
-        fprintf(stderr, "triage-demo judge: --reader is decode, not '%s'\n", reader);
+    bool optics = strcmp(reader, "optics") == 0;
+    if (!optics && strcmp(reader, "decode") != 0) {
+        fprintf(stderr, "triage-demo judge: --reader is optics or decode, not '%s'\n", reader);
         return 2;
     }
 
@@ -66,7 +69,7 @@ int cmd_judge(int argc, char **argv)
         return 2;
     }
 
-    js_init();
+    sk_init();
     src_reader src;
     if (!src_open(&src, STDIN_FILENO, false, err, sizeof err)) {
         fprintf(stderr, "triage-demo judge: %s\n", err);
@@ -91,10 +94,19 @@ int cmd_judge(int argc, char **argv)
         ar_reset(&arena);
         int kind = -1;
         bool keep = false;
-        tr_error e = tr_decode_Issue(f.msg.p, f.msg.n, &arena, &issue);
-        if (e.code == TR_E_OK) {
-            po_reader rd = rd_model(&issue.detail);
-            keep = po_judge(&policy, &rd, &kind);
+        if (optics) {
+            tr_view_Detail detail;
+            if (tr_scan_detail(f.msg, &detail)) {
+                rd_bytes st;
+                po_reader rd = rd_optics(&st, detail);
+                keep = po_judge(&policy, &rd, &kind);
+            }
+        } else {
+            tr_error e = tr_decode_Issue(f.msg.p, f.msg.n, &arena, &issue);
+            if (e.code == TR_E_OK) {
+                po_reader rd = rd_model(&issue.detail);
+                keep = po_judge(&policy, &rd, &kind);
+            }
         }
         const char *name = kind >= 0 ? tr_Detail_names[kind].p : "none";
         printf("%s %s\n", name, keep ? "keep" : "drop");

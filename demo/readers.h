@@ -15,4 +15,15 @@ po_schema rd_schema(void);
 /* A reader over a decoded detail; valid while d is. */
 po_reader rd_model(const tr_Detail *d);
 
+/* A reader over a detail's bytes, through the scanners. The state holds the
+ * view and a small arena for the one record focus (votes); it lives with
+ * the caller (on its stack, say), so nothing is allocated per message. */
+typedef struct {
+    tr_view_Detail detail;
+    ar_arena arena;
+    uint64_t mem[64];
+} rd_bytes;
+
+po_reader rd_optics(rd_bytes *st, tr_view_Detail detail);
+
 #endif

@@ -54,7 +54,7 @@ def c_string_literal(s: str) -> str:
     out = []
     for b in s.encode("utf-8"):
         ch = chr(b)
-        if ch in '"\\':
+        if ch in '"\\?':  # '?' too: "??=" would be a trigraph under -std=c11
             out.append("\\" + ch)
         elif 0x20 <= b < 0x7F:
             out.append(ch)

@@ -12,6 +12,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Union as TUnion
 
+from .names import c_enum_const
+
 SCALARS = ("i32", "i64", "f64", "bool", "string")
 KEYWORDS = ("record", "union", "enum", "root", "optic", "tag", "optional", "list", "map", "raw")
 
@@ -481,6 +483,7 @@ class _Checker:
             seen[c.name] = c
             self.fields(f"{u.name}.{c.name}", c.fields,
                         (u.tag, u.tag_pos) if u.tag is not None else None)
+        self.c_consts("union", u.name, u.cases)
 
     def enum(self, e: Enum):
         if not e.cases:
@@ -491,6 +494,24 @@ class _Checker:
                 self.err(c.pos, f"duplicate case '{c.name}' in enum '{e.name}'",
                          [(seen[c.name].pos, "the first is here")])
             seen[c.name] = c
+        self.c_consts("enum", e.name, e.cases)
+
+    def c_consts(self, what: str, name: str, cases):
+        """Distinct cases must give distinct C constants (In_Progress and
+        InProgress both give TR_STATUS_IN_PROGRESS), none of them the count's."""
+        count = c_enum_const(name, "Count")
+        seen: Dict[str, object] = {}
+        for c in cases:
+            k = c_enum_const(name, c.name)
+            first = seen.get(k)
+            if k == count:
+                self.err(c.pos, f"case '{c.name}' of {what} '{name}' gives the C constant {k}, "
+                                f"which is reserved for the number of cases")
+            elif first is not None and first.name != c.name:
+                self.err(c.pos, f"case '{c.name}' of {what} '{name}' gives the same C constant "
+                                f"{k} as '{first.name}'",
+                         [(first.pos, f"'{first.name}' is here")])
+            seen.setdefault(k, c)
 
     def cycles(self):
         """A record that contains itself (through any path) cannot be decoded
@@ -512,7 +533,8 @@ class _Checker:
             for t in children(d):
                 st = state.get(t.decl.name, 0)
                 if st == 1:
-                    loop = " -> ".join([x for x in trail + [t.decl.name]])
+                    cyc = trail[trail.index(t.decl.name):]  # the loop, not the way in
+                    loop = " -> ".join(cyc + [t.decl.name])
                     self.err(t.pos, f"recursive type: {loop}",
                              [(t.decl.pos, f"'{t.decl.name}' is declared here")])
                 elif st == 0:
@@ -552,8 +574,15 @@ class _Checker:
             o.steps.append(step)
             cur = step.type
         o.focus = cur
-        if o.raw and (cur.kind == "scalar" or isinstance(cur.decl, Enum)):
+        self.focus(o)
+
+    def focus(self, o: Optic):
+        cur = o.focus
+        if o.raw and cur.kind in ("scalar", "tag") or o.raw and isinstance(cur.decl, Enum):
             self.err(o.pos, "'raw' applies to records, unions, lists and maps")
+        if not o.raw and cur.kind in ("list", "map", "case"):
+            what = "a union case" if cur.kind == "case" else f"a {cur.kind}"
+            self.err(o.pos, f"an optic focused on {what} must be raw (write 'raw' after the path)")
 
     def step(self, cur: TypeRef, kind: str, val, pos: Pos) -> Optional[Step]:
         if kind == "index":
@@ -602,6 +631,7 @@ class _Checker:
             o.steps += p.steps
             o.focus = p.focus
         o.raw = o.raw or parts[-1][0].raw
+        self.focus(o)
 
 
 def _same_type(a: TypeRef, b: TypeRef) -> bool:

@@ -1,0 +1,210 @@
+"""Tests of gen/trgen/names.py: the C naming rules, one function at a time.
+
+Run from the repo root: PYTHONPATH=gen python3 -m unittest discover -s gen/tests
+"""
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+from trgen import names  # noqa: E402
+
+C_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+class UpperSnake(unittest.TestCase):
+    def check(self, name, want):
+        self.assertEqual(names.upper_snake(name), want, name)
+
+    def test_camel_case(self):
+        self.check("InProgress", "IN_PROGRESS")
+        self.check("CannotReproduce", "CANNOT_REPRODUCE")
+        self.check("WontFix", "WONT_FIX")
+
+    def test_lower_camel(self):
+        self.check("errorRate", "ERROR_RATE")
+        self.check("createdAt", "CREATED_AT")
+        self.check("customerVisible", "CUSTOMER_VISIBLE")
+
+    def test_digits(self):
+        self.check("P0", "P0")
+        self.check("P4", "P4")
+        self.check("Sev1", "SEV1")
+        self.check("a1B", "A1_B")
+        self.check("Sev1A", "SEV1_A")
+
+    def test_acronyms(self):
+        self.check("HTTPServer", "HTTP_SERVER")
+        self.check("getHTTPResponse", "GET_HTTP_RESPONSE")
+        self.check("ABC", "ABC")
+        self.check("Ui", "UI")
+        self.check("Api", "API")
+
+    def test_single_words(self):
+        self.check("Open", "OPEN")
+        self.check("x", "X")
+        self.check("Count", "COUNT")
+
+    def test_already_snake(self):
+        self.check("in_progress", "IN_PROGRESS")
+        self.check("IN_PROGRESS", "IN_PROGRESS")
+        self.check("In_Progress", "IN_PROGRESS")
+
+    def test_collisions_are_possible(self):
+        # Why the schema checks C constants (test_schema.EnumCollision).
+        self.assertEqual(names.upper_snake("In_Progress"), names.upper_snake("InProgress"))
+
+    def test_idempotent(self):
+        for n in ("InProgress", "HTTPServer", "errorRate", "Sev1", "P0", "a1B"):
+            once = names.upper_snake(n)
+            self.assertEqual(names.upper_snake(once), once)
+
+
+class CField(unittest.TestCase):
+    def test_plain_names_unchanged(self):
+        for n in ("id", "key", "errorRate", "module", "function", "file", "line", "type_"):
+            self.assertEqual(names.c_field(n), n)
+
+    def test_c_keywords_get_underscore(self):
+        for kw in ("int", "char", "default", "switch", "struct", "union", "enum",
+                   "return", "static", "const", "register", "restrict", "inline",
+                   "sizeof", "typedef", "volatile", "while", "for", "case", "auto"):
+            self.assertEqual(names.c_field(kw), kw + "_", kw)
+
+    def test_c11_keywords_and_macros(self):
+        for kw in ("_Bool", "_Atomic", "_Generic", "_Noreturn", "_Static_assert",
+                   "_Thread_local", "_Alignas", "_Alignof", "bool", "true", "false", "NULL"):
+            self.assertEqual(names.c_field(kw), kw + "_", kw)
+
+    def test_case_sensitive(self):
+        self.assertEqual(names.c_field("Int"), "Int")
+        self.assertEqual(names.c_field("INT"), "INT")
+        self.assertEqual(names.c_field("null"), "null")
+
+    def test_every_keyword_is_an_identifier(self):
+        for kw in names.C_KEYWORDS:
+            self.assertRegex(names.c_field(kw), C_IDENT)
+            self.assertNotIn(names.c_field(kw), names.C_KEYWORDS)
+
+    def test_keyword_set(self):
+        # The C11 keywords (6.4.1), all of them.
+        c11 = set("""auto break case char const continue default do double else enum
+            extern float for goto if inline int long register restrict return short
+            signed sizeof static struct switch typedef union unsigned void volatile
+            while _Alignas _Alignof _Atomic _Bool _Complex _Generic _Imaginary
+            _Noreturn _Static_assert _Thread_local""".split())
+        self.assertTrue(c11 <= names.C_KEYWORDS, c11 - names.C_KEYWORDS)
+
+
+class CTypes(unittest.TestCase):
+    def test_c_type(self):
+        self.assertEqual(names.c_type("Issue"), "tr_Issue")
+        self.assertEqual(names.c_type("Detail"), "tr_Detail")
+        self.assertEqual(names.c_type("CheckItem"), "tr_CheckItem")
+
+    def test_c_case_type(self):
+        self.assertEqual(names.c_case_type("Detail", "Bug"), "tr_Detail_Bug")
+        self.assertEqual(names.c_case_type("Detail", "Incident"), "tr_Detail_Incident")
+
+    def test_prefix(self):
+        self.assertEqual(names.PREFIX, "tr_")
+        self.assertTrue(names.c_type("X").startswith(names.PREFIX))
+        self.assertTrue(names.c_case_type("X", "Y").startswith(names.PREFIX))
+
+
+class Constants(unittest.TestCase):
+    def test_c_enum_const(self):
+        self.assertEqual(names.c_enum_const("Status", "InProgress"), "TR_STATUS_IN_PROGRESS")
+        self.assertEqual(names.c_enum_const("Priority", "P0"), "TR_PRIORITY_P0")
+        self.assertEqual(names.c_enum_const("Severity", "Sev1"), "TR_SEVERITY_SEV1")
+        self.assertEqual(names.c_enum_const("Resolution", "CannotReproduce"),
+                         "TR_RESOLUTION_CANNOT_REPRODUCE")
+        self.assertEqual(names.c_enum_const("Module", "Ui"), "TR_MODULE_UI")
+        self.assertEqual(names.c_enum_const("Detail", "Incident"), "TR_DETAIL_INCIDENT")
+        self.assertEqual(names.c_enum_const("HTTPStatus", "NotFound"), "TR_HTTP_STATUS_NOT_FOUND")
+
+    def test_c_enum_const_collision(self):
+        self.assertEqual(names.c_enum_const("Status", "In_Progress"),
+                         names.c_enum_const("Status", "InProgress"))
+
+    def test_c_field_const(self):
+        self.assertEqual(names.c_field_const("Issue", "detail"), "TR_ISSUE_F_DETAIL")
+        self.assertEqual(names.c_field_const("Issue", "createdAt"), "TR_ISSUE_F_CREATED_AT")
+        self.assertEqual(names.c_field_const("Impact", "errorRate"), "TR_IMPACT_F_ERROR_RATE")
+        self.assertEqual(names.c_field_const("CheckItem", "done"), "TR_CHECK_ITEM_F_DONE")
+
+    def test_constants_are_identifiers(self):
+        for c in (names.c_enum_const("Status", "InProgress"),
+                  names.c_field_const("Issue", "slaBreached")):
+            self.assertRegex(c, C_IDENT)
+            self.assertEqual(c, c.upper())
+
+
+class CStringLiteral(unittest.TestCase):
+    def check(self, s, want):
+        self.assertEqual(names.c_string_literal(s), want, repr(s))
+
+    def test_plain(self):
+        self.check("type", '"type"')
+        self.check("", '""')
+        self.check("Sev1", '"Sev1"')
+        self.check("a b", '"a b"')
+
+    def test_quote_and_backslash(self):
+        self.check('"detail":', '"\\"detail\\":"')
+        self.check("a\\b", '"a\\\\b"')
+        self.check('{"type":', '"{\\"type\\":"')
+
+    def test_question_mark_no_trigraph(self):
+        # gcc -std=c11 replaces trigraphs: "??=" would become "#".
+        self.check("??=", '"\\?\\?="')
+        self.assertNotIn("??", names.c_string_literal("a??/b"))
+
+    def test_control_characters_octal(self):
+        self.check("\n", '"\\012"')
+        self.check("\t", '"\\011"')
+        self.check("\x00", '"\\000"')
+        self.check("\x7f", '"\\177"')
+        self.check("\x1f", '"\\037"')
+
+    def test_octal_is_three_digits(self):
+        # An octal escape stops after three digits, so a digit after it is safe.
+        self.check("\n1", '"\\0121"')
+
+    def test_utf8_bytes(self):
+        self.check("é", '"\\303\\251"')
+        self.check("€", '"\\342\\202\\254"')
+        self.check("aé1", '"a\\303\\2511"')
+
+    def test_only_printable_ascii_out(self):
+        s = names.c_string_literal("".join(chr(i) for i in range(0, 0x100)))
+        self.assertTrue(all(0x20 <= ord(ch) < 0x7F for ch in s))
+
+    @unittest.skipUnless(shutil.which("cc") or shutil.which("gcc"), "no C compiler")
+    def test_round_trip_through_c(self):
+        """The literal, compiled as C11, holds exactly the UTF-8 bytes."""
+        samples = ["type", '"detail":', "a\\b", "??=", "??/", "\n1", "é", "\x01\x7f", "tab\there"]
+        cc = shutil.which("cc") or shutil.which("gcc")
+        with tempfile.TemporaryDirectory() as d:
+            src = os.path.join(d, "t.c")
+            with open(src, "w") as f:
+                f.write("#include <stdio.h>\nint main(void) {\n")
+                for s in samples:
+                    lit = names.c_string_literal(s)
+                    f.write(f"    fwrite({lit}, 1, sizeof {lit} - 1, stdout); putchar(0);\n")
+                f.write("    return 0;\n}\n")
+            exe = os.path.join(d, "t")
+            subprocess.run([cc, "-std=c11", "-Wall", "-Werror", "-Wno-trigraphs", src, "-o", exe],
+                           check=True)
+            out = subprocess.run([exe], check=True, stdout=subprocess.PIPE).stdout
+        self.assertEqual(out.split(b"\0")[:-1], [s.encode("utf-8") for s in samples])
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,736 @@
+"""Tests of gen/trgen/schema.py: the real schema's IR, every check's exact
+diagnostic (file:line:col), the command line's behaviour on error, and that
+generation is reproducible.
+
+Run from the repo root: PYTHONPATH=gen python3 -m unittest discover -s gen/tests
+"""
+
+import filecmp
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+GEN = os.path.dirname(HERE)
+ROOT = os.path.dirname(GEN)
+SCHEMA = "schema/issue.schema"  # relative to ROOT, as the Makefile passes it
+
+sys.path.insert(0, GEN)
+
+from trgen import names  # noqa: E402
+from trgen.schema import Enum, Pos, Record, SchemaError, Union, parse  # noqa: E402
+
+try:
+    import jinja2  # noqa: F401
+    HAVE_JINJA = True
+except ImportError:
+    HAVE_JINJA = False
+
+
+def load_real():
+    with open(os.path.join(ROOT, SCHEMA), encoding="utf-8") as f:
+        return parse(f.read(), SCHEMA)
+
+
+def lines(*ls):
+    """A schema from its lines: line N of the text is ls[N-1]."""
+    return "\n".join(ls) + "\n"
+
+
+def run_trgen(*args, env=None):
+    e = dict(os.environ)
+    e["PYTHONPATH"] = GEN
+    e.update(env or {})
+    return subprocess.run([sys.executable, "-m", "trgen", *args], cwd=ROOT, env=e,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+# ---------------------------------------------------------------- the real schema
+
+ISSUE_FIELDS = """
+id i64 | key string | title string | description string | reporter Person |
+assignee Person | status Status | priority Priority | resolution ?Resolution |
+project string | component string | labels list<string> | watchers list<Person> |
+createdAt i64 | updatedAt i64 | dueAt ?i64 | resolvedAt ?i64 | estimateHours f64 |
+spentHours f64 | remainingHours f64 | storyPoints i32 | sprint string | epic string |
+parentId ?i64 | subtaskIds list<i64> | linkedKeys list<string> | environment string |
+os string | browser string | appVersion string | fixVersion string |
+affectedVersions list<string> | severityScore f64 | impactScore f64 | confidence f64 |
+customerVisible bool | security bool | regression bool | flaky bool | escalated bool |
+slaBreached bool | slaMinutes i32 | reopenCount i32 | commentCount i32 |
+attachmentCount i32 | viewCount i64 | lastCommenter Person | lastComment string |
+source Source | channel string | locale string | timezone string | region string |
+team Team | costCenter string | budget f64 | currency string | score f64 | rank i64 |
+checksum string | detail Detail | tags map<string> | checklist list<CheckItem> |
+revision i64
+"""
+
+
+def spell(f):
+    return ("?" if f.optional else "") + f.type.spell()
+
+
+class RealSchema(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.s = load_real()
+
+    def test_root(self):
+        self.assertIsInstance(self.s.root, Record)
+        self.assertEqual(self.s.root.name, "Issue")
+        self.assertEqual(self.s.root_pos, Pos(SCHEMA, 19, 6))
+
+    def test_issue_fields_in_model_order(self):
+        want = [tuple(x.split()) for x in ISSUE_FIELDS.replace("\n", " ").split("|")]
+        self.assertEqual(len(want), 64)
+        issue = self.s.decls["Issue"]
+        self.assertEqual(len(issue.fields), 64)
+        self.assertEqual([(f.name, spell(f)) for f in issue.fields], want)
+        self.assertEqual([f.index for f in issue.fields], list(range(64)))
+        self.assertEqual(issue.fields[60].name, "detail")  # MODEL.md's #61
+
+    def test_resolved_types(self):
+        issue = self.s.decls["Issue"]
+        by = {f.name: f for f in issue.fields}
+        self.assertIs(by["reporter"].type.decl, self.s.decls["Person"])
+        self.assertIs(by["detail"].type.decl, self.s.decls["Detail"])
+        self.assertIs(by["watchers"].type.elem.decl, self.s.decls["Person"])
+        self.assertEqual(by["tags"].type.kind, "map")
+        self.assertEqual(by["tags"].type.elem.name, "string")
+        self.assertTrue(by["resolution"].optional)
+        self.assertFalse(by["status"].optional)
+
+    def test_records(self):
+        want = {
+            "Person": "name string, email string, team Team",
+            "Team": "name string, org Org",
+            "Org": "name string, country string",
+            "CheckItem": "text string, done bool",
+            "Trace": "exception string, message string, frames list<Frame>",
+            "Frame": "module Module, function string, file string, line i32",
+            "Impact": "users i64, errorRate f64, service Service",
+            "Service": "name string, tier Tier, region string",
+            "Votes": "count i32",
+            "Customer": "name string, contract Contract",
+            "Contract": "plan Plan, seats i32, renewsAt i64",
+        }
+        got = {r.name: ", ".join(f"{f.name} {spell(f)}" for f in r.fields)
+               for r in self.s.records if r.name != "Issue"}
+        self.assertEqual(got, want)
+        self.assertEqual(self.s.decls["Votes"].fields[0].range, (0, 200))
+
+    def test_enums(self):
+        want = [
+            ("Status", "Open InProgress Blocked Resolved Closed"),
+            ("Priority", "P0 P1 P2 P3 P4"),
+            ("Resolution", "Fixed WontFix Duplicate CannotReproduce"),
+            ("Source", "Web Email Api Monitor Chat"),
+            ("Severity", "Sev1 Sev2 Sev3 Sev4"),
+            ("Tier", "Critical Major Minor"),
+            ("Module", "Auth Billing Search Storage Network Ui Payments Scheduler"),
+            ("Plan", "Free Team Business Enterprise"),
+        ]
+        self.assertEqual(len(self.s.enums), 8)
+        self.assertEqual([(e.name, " ".join(c.name for c in e.cases)) for e in self.s.enums], want)
+
+    def test_union_detail(self):
+        self.assertEqual([u.name for u in self.s.unions], ["Detail"])
+        d = self.s.decls["Detail"]
+        self.assertIsInstance(d, Union)
+        self.assertEqual(d.tag, "type")
+        self.assertEqual([c.name for c in d.cases], ["Bug", "Incident", "Request"])
+        self.assertEqual([c.case_index for c in d.cases], [0, 1, 2])
+        for c in d.cases:
+            self.assertIs(c.union, d)
+            self.assertTrue(c.is_case)
+        fields = {c.name: [(f.name, spell(f)) for f in c.fields] for c in d.cases}
+        self.assertEqual(fields["Bug"], [("component", "string"), ("build", "string"),
+                                         ("reproducible", "bool"), ("trace", "Trace")])
+        self.assertEqual(fields["Incident"], [("severity", "Severity"), ("startedAt", "i64"),
+                                              ("mitigated", "bool"), ("impact", "Impact")])
+        self.assertEqual(fields["Request"], [("product", "string"), ("votes", "Votes"),
+                                             ("quarter", "string"), ("requester", "Customer")])
+
+    def test_declaration_order(self):
+        self.assertEqual([d.name for d in self.s.order], [
+            "Issue", "Person", "Team", "Org", "CheckItem", "Detail", "Trace", "Frame",
+            "Impact", "Service", "Votes", "Customer", "Contract", "Status", "Priority",
+            "Resolution", "Source", "Severity", "Tier", "Module", "Plan"])
+
+    def optic(self, name):
+        return next(o for o in self.s.optics if o.name == name)
+
+    def steps(self, name):
+        return [(st.kind, st.index if st.kind == "index" else st.name, st.type.spell())
+                for st in self.optic(name).steps]
+
+    def test_optic_names(self):
+        self.assertEqual([o.name for o in self.s.optics],
+                         ["detail", "kind", "severity", "tier", "module", "plan", "votes",
+                          "severityOf"])
+
+    def test_optic_detail(self):
+        o = self.optic("detail")
+        self.assertTrue(o.raw)
+        self.assertEqual(o.source.spell(), "Issue")
+        self.assertEqual(self.steps("detail"), [("field", "detail", "Detail")])
+        self.assertIs(o.focus.decl, self.s.decls["Detail"])
+        self.assertIs(o.steps[0].field, self.s.decls["Issue"].fields[60])
+
+    def test_optic_kind(self):
+        o = self.optic("kind")
+        self.assertFalse(o.raw)
+        self.assertEqual(o.source.spell(), "Detail")
+        self.assertEqual(self.steps("kind"), [("tag", "type", "Detail.type")])
+        self.assertEqual(o.focus.kind, "tag")
+
+    def test_optic_severity(self):
+        o = self.optic("severity")
+        self.assertEqual(self.steps("severity"),
+                         [("case", "Incident", "Detail.Incident"), ("field", "severity", "Severity")])
+        self.assertIs(o.steps[0].case, self.s.decls["Detail"].cases[1])
+        self.assertIsInstance(o.focus.decl, Enum)
+
+    def test_optic_tier(self):
+        self.assertEqual(self.steps("tier"), [
+            ("case", "Incident", "Detail.Incident"), ("field", "impact", "Impact"),
+            ("field", "service", "Service"), ("field", "tier", "Tier")])
+        self.assertIs(self.optic("tier").focus.decl, self.s.decls["Tier"])
+
+    def test_optic_module(self):
+        self.assertEqual(self.steps("module"), [
+            ("case", "Bug", "Detail.Bug"), ("field", "trace", "Trace"),
+            ("field", "frames", "list<Frame>"), ("index", 0, "Frame"),
+            ("field", "module", "Module")])
+
+    def test_optic_plan(self):
+        self.assertEqual(self.steps("plan"), [
+            ("case", "Request", "Detail.Request"), ("field", "requester", "Customer"),
+            ("field", "contract", "Contract"), ("field", "plan", "Plan")])
+
+    def test_optic_votes(self):
+        self.assertEqual(self.steps("votes"), [
+            ("case", "Request", "Detail.Request"), ("field", "votes", "Votes")])
+        self.assertIs(self.optic("votes").focus.decl, self.s.decls["Votes"])
+
+    def test_composition_severity_of(self):
+        o = self.optic("severityOf")
+        self.assertEqual(o.compose, [("detail", Pos(SCHEMA, 188, 20)),
+                                     ("severity", Pos(SCHEMA, 188, 29))])
+        self.assertEqual(o.source.spell(), "Issue")
+        self.assertEqual(self.steps("severityOf"), [
+            ("field", "detail", "Detail"), ("case", "Incident", "Detail.Incident"),
+            ("field", "severity", "Severity")])
+        self.assertIs(o.focus.decl, self.s.decls["Severity"])
+        self.assertFalse(o.raw)  # raw only when the last part is
+        # Flattening copies: the parts' own steps are left as they were.
+        self.assertEqual(len(self.optic("detail").steps), 1)
+
+    def test_positions(self):
+        issue = self.s.decls["Issue"]
+        self.assertEqual(issue.pos, Pos(SCHEMA, 21, 8))
+        self.assertEqual(issue.fields[0].pos, Pos(SCHEMA, 22, 5))
+        self.assertEqual(self.optic("tier").pos, Pos(SCHEMA, 184, 7))
+
+
+# ---------------------------------------------------------------- checks
+
+F = "t.schema"
+
+
+class Checks(unittest.TestCase):
+    maxDiff = None
+
+    def errors(self, text):
+        with self.assertRaises(SchemaError) as cm:
+            parse(text, F)
+        return str(cm.exception)
+
+    def assertError(self, text, *want):
+        self.assertEqual(self.errors(text), "\n".join(want))
+
+    def test_valid_minimal(self):
+        s = parse(lines("root A", "record A { x: i32 }"), F)
+        self.assertEqual(s.root.name, "A")
+
+    def test_unknown_type(self):
+        self.assertError(lines("root A", "record A { x: Foo }"),
+                         "t.schema:2:15: error: unknown type 'Foo'")
+
+    def test_unknown_type_in_list_and_map(self):
+        self.assertError(lines("root A", "record A {", "  xs: list<Foo>", "  m: map<Bar>", "}"),
+                         "t.schema:3:12: error: unknown type 'Foo'",
+                         "t.schema:4:10: error: unknown type 'Bar'")
+
+    def test_unknown_root(self):
+        self.assertError(lines("root B", "record A { x: i32 }"),
+                         "t.schema:1:6: error: unknown type 'B'")
+
+    def test_root_not_a_record(self):
+        self.assertError(lines("root E", "record A { e: E }", "enum E { X }"),
+                         "t.schema:1:6: error: the root 'E' must be a record")
+
+    def test_second_root(self):
+        self.assertError(lines("root A", "record A { x: i32 }", "root A"),
+                         "t.schema:3:1: error: a second root declaration",
+                         "t.schema:1:6: note: the first is here")
+
+    def test_no_root(self):
+        self.assertError(lines("record A { x: i32 }"),
+                         "t.schema:1:1: error: no 'root' declaration names the message type")
+
+    def test_duplicate_field(self):
+        self.assertError(lines("root A", "record A {", "  x: i32", "  x: i64", "}"),
+                         "t.schema:4:3: error: duplicate field 'x' in 'A'",
+                         "t.schema:3:3: note: the first is here")
+
+    def test_duplicate_field_in_union_case(self):
+        self.assertError(lines("root A", "record A { u: U }",
+                               'union U tag "t" {', "  B { y: i32 y: bool }", "}"),
+                         "t.schema:4:14: error: duplicate field 'y' in 'U.B'",
+                         "t.schema:4:7: note: the first is here")
+
+    def test_field_clashes_with_tag(self):
+        self.assertError(lines("root A", "record A { u: U }",
+                               'union U tag "type" {', "  B { type: string }", "}"),
+                         "t.schema:4:7: error: field 'type' clashes with the union's tag field",
+                         "t.schema:3:13: note: the tag is declared here")
+
+    def test_duplicate_enum_case(self):
+        self.assertError(lines("root A", "record A { x: E }", "enum E { One Two One }"),
+                         "t.schema:3:18: error: duplicate case 'One' in enum 'E'",
+                         "t.schema:3:10: note: the first is here")
+
+    def test_empty_enum(self):
+        self.assertError(lines("root A", "record A { x: E }", "enum E { }"),
+                         "t.schema:3:6: error: enum 'E' has no cases")
+
+    def test_duplicate_union_case(self):
+        self.assertError(lines("root A", "record A { x: U }",
+                               'union U tag "t" {', "  B { y: i32 }", "  B { z: i32 }", "}"),
+                         "t.schema:5:3: error: duplicate case 'B' in union 'U'",
+                         "t.schema:4:3: note: the first is here")
+
+    def test_duplicate_declaration(self):
+        self.assertError(lines("root A", "record A { x: i32 }", "enum A { X }"),
+                         "t.schema:3:6: error: 'A' is declared twice",
+                         "t.schema:2:8: note: the first declaration is here")
+
+    def test_builtin_name_declared(self):
+        self.assertError(lines("root A", "record A { x: i32 }", "record i64 { y: i32 }"),
+                         "t.schema:3:8: error: 'i64' is a built-in type")
+
+    def test_empty_record(self):
+        self.assertError(lines("root A", "record A { }"),
+                         "t.schema:2:8: error: record 'A' has no fields")
+
+    def test_recursive_direct(self):
+        self.assertError(lines("root A", "record A {", "  x: i32", "  next: A", "}"),
+                         "t.schema:4:9: error: recursive type: A -> A",
+                         "t.schema:2:8: note: 'A' is declared here")
+
+    def test_recursive_through_list(self):
+        self.assertError(lines("root A", "record A { bs: list<B> }", "record B { a: A }"),
+                         "t.schema:3:15: error: recursive type: A -> B -> A",
+                         "t.schema:2:8: note: 'A' is declared here")
+
+    def test_recursive_list_of_itself(self):
+        self.assertError(lines("root A", "record A { kids: list<A> }"),
+                         "t.schema:2:23: error: recursive type: A -> A",
+                         "t.schema:2:8: note: 'A' is declared here")
+
+    def test_recursive_through_map_and_union(self):
+        self.assertError(lines("root A", "record A { u: U }",
+                               'union U tag "t" { B { m: map<A> } }'),
+                         "t.schema:3:30: error: recursive type: A -> U -> A",
+                         "t.schema:2:8: note: 'A' is declared here")
+
+    def test_recursive_names_only_the_loop(self):
+        self.assertError(lines("root A", "record A { b: B }", "record B { c: C }",
+                               "record C { b: list<B> }"),
+                         "t.schema:4:20: error: recursive type: B -> C -> B",
+                         "t.schema:3:8: note: 'B' is declared here")
+
+    def test_enum_is_not_recursion(self):
+        parse(lines("root A", "record A { e: E f: E }", "enum E { X }"), F)
+
+    def test_union_without_tag(self):
+        self.assertError(lines("root A", "record A { x: U }", "union U { B { y: i32 } }"),
+                         "t.schema:3:7: error: union 'U' has no tag: write union U tag \"type\" { ... }")
+
+    def test_union_without_cases(self):
+        self.assertError(lines("root A", "record A { x: U }", 'union U tag "t" { }'),
+                         "t.schema:3:7: error: union 'U' has no cases")
+
+    def test_empty_tag(self):
+        self.assertError(lines("root A", "record A { x: U }", 'union U tag "" { B { y: i32 } }'),
+                         't.schema:3:13: error: expected the tag field\'s name in quotes, '
+                         'as in tag "type", found \'""\'')
+
+    def test_syntax_missing_closing_brace(self):
+        self.assertError(lines("root A", "record A {", "  x: i32"),
+                         "t.schema:4:1: error: expected a field name or '}', found end of file")
+
+    def test_syntax_missing_opening_brace(self):
+        self.assertError(lines("root A", "record A", "  x: i32", "}"),
+                         "t.schema:3:3: error: expected '{', found 'x'")
+
+    def test_syntax_missing_colon(self):
+        self.assertError(lines("root A", "record A { x i32 }"),
+                         "t.schema:2:14: error: expected ':', found 'i32'")
+
+    def test_syntax_stray_character(self):
+        self.assertError(lines("root A", "record A { x: i32; }"),
+                         "t.schema:2:18: error: unexpected character ';'")
+
+    def test_syntax_control_character(self):
+        self.assertError("root A\nrecord A { x: i32 \x01 }\n",
+                         "t.schema:2:19: error: unexpected character byte 0x01")
+
+    def test_syntax_unterminated_string(self):
+        self.assertError(lines("root A", 'union U tag "type {', "  B { y: i32 }", "}"),
+                         "t.schema:2:13: error: unexpected character '\"'")
+
+    def test_syntax_unterminated_list(self):
+        self.assertError(lines("root A", "record A { x: list<i32 }"),
+                         "t.schema:2:24: error: expected '>', found '}'")
+
+    def test_syntax_unterminated_enum(self):
+        self.assertError(lines("root A", "record A { x: E }", "enum E { X Y"),
+                         "t.schema:4:1: error: expected a case name or '}', found end of file")
+
+    def test_syntax_keyword_as_name(self):
+        self.assertError(lines("root A", "record A { raw: i32 }"),
+                         "t.schema:2:12: error: expected a field name or '}', found 'raw'")
+
+    def test_syntax_unknown_top_level(self):
+        self.assertError(lines("root A", "struct A { x: i32 }"),
+                         "t.schema:2:1: error: expected 'record', 'union', 'enum', 'root' "
+                         "or 'optic', found 'struct'")
+
+    def test_syntax_error_keeps_earlier_errors(self):
+        self.assertError(lines("root A", "record A { x: i32 }", "record A { y: i32 }",
+                               "record B {"),
+                         "t.schema:3:8: error: 'A' is declared twice",
+                         "t.schema:2:8: note: the first declaration is here",
+                         "t.schema:5:1: error: expected a field name or '}', found end of file")
+
+    def test_optional_list(self):
+        self.assertError(lines("root A", "record A { x: optional list<i32> }"),
+                         "t.schema:2:12: error: a list cannot be optional: an absent one is empty")
+
+    def test_optional_map(self):
+        self.assertError(lines("root A", "record A { x: optional map<i32> }"),
+                         "t.schema:2:12: error: a map cannot be optional: an absent one is empty")
+
+    def test_range_on_non_integer(self):
+        self.assertError(lines("root A", "record A { x: string @range(0, 1) }"),
+                         "t.schema:2:23: error: @range applies to i32 and i64 fields only")
+
+    def test_range_on_f64(self):
+        self.assertError(lines("root A", "record A { x: f64 @range(0, 1) }"),
+                         "t.schema:2:20: error: @range applies to i32 and i64 fields only")
+
+    def test_range_empty(self):
+        self.assertError(lines("root A", "record A { x: i32 @range(5, 1) }"),
+                         "t.schema:2:20: error: @range(5, 1) is empty or outside i32")
+
+    def test_range_outside_type(self):
+        self.assertError(lines("root A", "record A { x: i32 @range(0, 2147483648) }"),
+                         "t.schema:2:20: error: @range(0, 2147483648) is empty or outside i32")
+
+    def test_range_fits_i64(self):
+        s = parse(lines("root A", "record A { x: i64 @range(-1, 2147483648) }"), F)
+        self.assertEqual(s.root.fields[0].range, (-1, 2147483648))
+
+    def test_unknown_annotation(self):
+        self.assertError(lines("root A", "record A { x: i32 @rnge(0, 3) }"),
+                         "t.schema:2:20: error: unknown annotation '@rnge'")
+
+    def test_range_not_integers(self):
+        self.assertError(lines("root A", "record A { x: i32 @range(0, x) }"),
+                         "t.schema:2:29: error: expected an integer, found 'x'")
+
+    # optics
+    BASE = ("root A",                               # 1
+            "record A {",                           # 2
+            "  b: B",                               # 3
+            "  bs: list<B>",                        # 4
+            "  u: U",                               # 5
+            "}",                                    # 6
+            "record B { x: i32 e: E }",             # 7
+            "record C { y: i32 }",                  # 8
+            'union U tag "k" { P { c: C } Q { b: B } }',  # 9
+            "enum E { One Two }")                   # 10
+
+    def optics(self, *ls):
+        return lines(*self.BASE, *ls)
+
+    def test_optics_valid(self):
+        s = parse(self.optics("optic b = A.b raw", "optic x = B.x", "optic bx = b . x",
+                              "optic e0 = A.bs[0].e", "optic k = U.k", "optic py = U.P.c.y"), F)
+        self.assertEqual([o.focus.spell() for o in s.optics],
+                         ["B", "i32", "i32", "E", "U.k", "i32"])
+
+    def test_optic_missing_field(self):
+        self.assertError(self.optics("optic o = A.b.z"),
+                         "t.schema:11:15: error: 'B' has no field 'z'")
+
+    def test_optic_missing_field_in_case(self):
+        self.assertError(self.optics("optic o = U.P.b"),
+                         "t.schema:11:15: error: 'U.P' has no field 'b'")
+
+    def test_optic_missing_case(self):
+        self.assertError(self.optics("optic o = U.R.c"),
+                         "t.schema:11:13: error: union 'U' has no case or tag 'R' (cases: P, Q)")
+
+    def test_optic_unknown_root(self):
+        self.assertError(self.optics("optic o = Z.b"),
+                         "t.schema:11:11: error: unknown type 'Z'")
+
+    def test_optic_starts_at_enum(self):
+        self.assertError(self.optics("optic o = E.x"),
+                         "t.schema:11:11: error: an optic cannot start at the enum 'E'")
+
+    def test_optic_index_on_non_list(self):
+        self.assertError(self.optics("optic o = A.b[0].x"),
+                         "t.schema:11:15: error: an index needs a list, and 'B' is not one")
+
+    def test_optic_index_on_scalar(self):
+        self.assertError(self.optics("optic o = B.x[1]"),
+                         "t.schema:11:15: error: an index needs a list, and 'i32' is not one")
+
+    def test_optic_negative_index(self):
+        self.assertError(self.optics("optic o = A.bs[-1].x"),
+                         "t.schema:11:16: error: a list index must be 0 or more")
+
+    def test_optic_step_into_scalar(self):
+        self.assertError(self.optics("optic o = B.x.y"),
+                         "t.schema:11:15: error: cannot step into 'y': 'i32' has no fields")
+
+    def test_optic_raw_on_scalar(self):
+        self.assertError(self.optics("optic o = B.e raw"),
+                         "t.schema:11:7: error: 'raw' applies to records, unions, lists and maps")
+
+    def test_optic_declared_twice(self):
+        self.assertError(self.optics("optic o = B.x", "optic o = B.e"),
+                         "t.schema:12:7: error: optic 'o' is declared twice",
+                         "t.schema:11:7: note: the first is here")
+
+    def test_optic_composition_type_mismatch(self):
+        self.assertError(self.optics("optic b = A.b", "optic y = C.y", "optic by = b . y"),
+                         "t.schema:13:16: error: cannot compose: 'y' starts at 'C', "
+                         "but the path so far arrives at 'B'")
+
+    def test_optic_composition_unknown(self):
+        self.assertError(self.optics("optic b = A.b", "optic bx = b . x2"),
+                         "t.schema:12:16: error: unknown optic 'x2' "
+                         "(optics are composed from those declared before)")
+
+    def test_optic_composition_declared_later(self):
+        self.assertError(self.optics("optic bx = b . x", "optic b = A.b", "optic x = B.x"),
+                         "t.schema:11:12: error: unknown optic 'b' "
+                         "(optics are composed from those declared before)")
+
+    def test_multiple_errors_sorted(self):
+        text = lines("record A {",              # 1
+                     "  x: Foo",                 # 2
+                     "  y: i32",                 # 3
+                     "  y: i32",                 # 4
+                     "  z: optional list<i32>",  # 5
+                     "}",                        # 6
+                     "enum E { P P }",           # 7
+                     "record Z { q: Bar }",      # 8
+                     "record A { w: i32 }",      # 9
+                     "root A")                   # 10
+        self.assertError(text,
+                         "t.schema:2:6: error: unknown type 'Foo'",
+                         "t.schema:4:3: error: duplicate field 'y' in 'A'",
+                         "t.schema:3:3: note: the first is here",
+                         "t.schema:5:3: error: a list cannot be optional: an absent one is empty",
+                         "t.schema:7:12: error: duplicate case 'P' in enum 'E'",
+                         "t.schema:7:10: note: the first is here",
+                         "t.schema:8:15: error: unknown type 'Bar'",
+                         "t.schema:9:8: error: 'A' is declared twice",
+                         "t.schema:1:8: note: the first declaration is here")
+
+    def test_multiple_errors_all_reported(self):
+        with self.assertRaises(SchemaError) as cm:
+            parse(lines("record B { a: Nope }", "record A { x: Nope2 x: i32 }", "root A"), F)
+        d = cm.exception.diagnostics
+        self.assertEqual([(x.pos.line, x.pos.col) for x in d], [(1, 15), (2, 15), (2, 21)])
+        self.assertEqual([x.message for x in d],
+                         ["unknown type 'Nope'", "unknown type 'Nope2'",
+                          "duplicate field 'x' in 'A'"])
+
+
+class EnumCollision(unittest.TestCase):
+    """Distinct cases whose C constants collide are a schema error."""
+
+    maxDiff = None
+
+    def errors(self, text):
+        with self.assertRaises(SchemaError) as cm:
+            parse(text, F)
+        return str(cm.exception)
+
+    def test_enum_cases_collide(self):
+        self.assertEqual(
+            names.c_enum_const("Status", "In_Progress"), "TR_STATUS_IN_PROGRESS")
+        self.assertEqual(
+            self.errors(lines("root A", "record A { s: Status }",
+                              "enum Status { Open In_Progress InProgress }")),
+            "t.schema:3:32: error: case 'InProgress' of enum 'Status' gives the same "
+            "C constant TR_STATUS_IN_PROGRESS as 'In_Progress'\n"
+            "t.schema:3:20: note: 'In_Progress' is here")
+
+    def test_enum_case_collides_with_count(self):
+        self.assertEqual(
+            self.errors(lines("root A", "record A { s: E }", "enum E { A COUNT }")),
+            "t.schema:3:12: error: case 'COUNT' of enum 'E' gives the C constant TR_E_COUNT, "
+            "which is reserved for the number of cases")
+
+    def test_union_cases_collide(self):
+        self.assertEqual(
+            self.errors(lines("root A", "record A { u: U }",
+                              'union U tag "t" {', "  HTTPError { x: i32 }",
+                              "  HttpError { y: i32 }", "  Http_Error { z: i32 }", "}")),
+            "t.schema:5:3: error: case 'HttpError' of union 'U' gives the same "
+            "C constant TR_U_HTTP_ERROR as 'HTTPError'\n"
+            "t.schema:4:3: note: 'HTTPError' is here\n"
+            "t.schema:6:3: error: case 'Http_Error' of union 'U' gives the same "
+            "C constant TR_U_HTTP_ERROR as 'HTTPError'\n"
+            "t.schema:4:3: note: 'HTTPError' is here")
+
+    def test_same_name_reported_once(self):
+        # A duplicate is a duplicate, not also a collision.
+        self.assertEqual(
+            self.errors(lines("root A", "record A { s: E }", "enum E { X X }")),
+            "t.schema:3:12: error: duplicate case 'X' in enum 'E'\n"
+            "t.schema:3:10: note: the first is here")
+
+    def test_distinct_constants_pass(self):
+        parse(lines("root A", "record A { s: E }", "enum E { InProgress In_Progress2 Counter }"), F)
+
+    def test_real_schema_has_distinct_constants(self):
+        s = load_real()
+        for d in s.enums + s.unions:
+            consts = [names.c_enum_const(d.name, c.name) for c in d.cases]
+            consts.append(names.c_enum_const(d.name, "Count"))
+            self.assertEqual(len(set(consts)), len(consts), d.name)
+
+
+# ---------------------------------------------------------------- command line
+
+
+class CommandLine(unittest.TestCase):
+    def test_check_real_schema(self):
+        r = run_trgen("--check", SCHEMA)
+        self.assertEqual((r.returncode, r.stdout, r.stderr), (0, "", ""))
+
+    def test_error_writes_nothing(self):
+        with tempfile.TemporaryDirectory() as d:
+            bad = os.path.join(d, "bad.schema")
+            with open(bad, "w") as f:
+                f.write(lines("root A", "record A {", "  x: Foo", "  x: i32", "}"))
+            out = os.path.join(d, "out")
+            os.mkdir(out)
+            r = run_trgen(bad, out)
+            self.assertEqual(r.returncode, 1)
+            self.assertEqual(os.listdir(out), [])
+            self.assertEqual(r.stdout, "")
+            self.assertEqual(r.stderr,
+                             f"{bad}:3:6: error: unknown type 'Foo'\n"
+                             f"{bad}:4:3: error: duplicate field 'x' in 'A'\n"
+                             f"{bad}:3:3: note: the first is here\n"
+                             "2 errors; nothing written\n")
+            # Not even the output directory is created.
+            r = run_trgen(bad, os.path.join(d, "new"))
+            self.assertEqual(r.returncode, 1)
+            self.assertEqual(sorted(os.listdir(d)), ["bad.schema", "out"])
+
+    def test_syntax_error_writes_nothing(self):
+        with tempfile.TemporaryDirectory() as d:
+            bad = os.path.join(d, "bad.schema")
+            with open(bad, "w") as f:
+                f.write(lines("root A", "record A { x: i32 ;"))
+            out = os.path.join(d, "out")
+            os.mkdir(out)
+            r = run_trgen(bad, out)
+            self.assertEqual(r.returncode, 1)
+            self.assertEqual(os.listdir(out), [])
+            self.assertEqual(r.stderr, f"{bad}:2:19: error: unexpected character ';'\n"
+                                       "1 error; nothing written\n")
+
+    def test_missing_file(self):
+        with tempfile.TemporaryDirectory() as d:
+            r = run_trgen(os.path.join(d, "none.schema"), os.path.join(d, "out"))
+            self.assertEqual(r.returncode, 1)
+            self.assertEqual(os.listdir(d), [])
+            self.assertIn("error: cannot read", r.stderr)
+
+
+OUTPUTS = ["tr_decode.c", "tr_encode.c", "tr_model.c", "tr_model.h", "tr_optics.h",
+           "tr_optics_model.c", "tr_random.c"]
+
+
+@unittest.skipUnless(HAVE_JINJA, "jinja2 is not installed")
+class Reproducible(unittest.TestCase):
+    def test_byte_for_byte(self):
+        with tempfile.TemporaryDirectory() as d:
+            a, b = os.path.join(d, "a"), os.path.join(d, "b")
+            # Different hash seeds: no output may depend on set or dict-of-str order.
+            ra = run_trgen(SCHEMA, a, env={"PYTHONHASHSEED": "1"})
+            rb = run_trgen(SCHEMA, b, env={"PYTHONHASHSEED": "2"})
+            self.assertEqual((ra.returncode, ra.stderr), (0, ""))
+            self.assertEqual((rb.returncode, rb.stderr), (0, ""))
+            self.assertEqual(sorted(os.listdir(a)), OUTPUTS)
+            self.assertEqual(sorted(os.listdir(b)), OUTPUTS)
+            match, mismatch, errors = filecmp.cmpfiles(a, b, OUTPUTS, shallow=False)
+            self.assertEqual((mismatch, errors), ([], []))
+
+    def test_render_in_process_matches(self):
+        from trgen.emit import render
+        one = render(load_real(), SCHEMA)
+        two = render(load_real(), SCHEMA)
+        self.assertEqual(one, two)
+        self.assertEqual(sorted(one), OUTPUTS)
+
+    def test_rerun_keeps_unchanged_files(self):
+        with tempfile.TemporaryDirectory() as d:
+            self.assertEqual(run_trgen(SCHEMA, d).returncode, 0)
+            before = {n: os.stat(os.path.join(d, n)).st_mtime_ns for n in OUTPUTS}
+            self.assertEqual(run_trgen(SCHEMA, d).returncode, 0)
+            after = {n: os.stat(os.path.join(d, n)).st_mtime_ns for n in OUTPUTS}
+            self.assertEqual(before, after)
+            self.assertEqual(sorted(os.listdir(d)), OUTPUTS)  # no .tmp left
+
+    def test_no_absolute_paths_or_dates(self):
+        from trgen.emit import render
+        files = render(load_real(), SCHEMA)
+        abs_path = re.compile(r"(?<![\w.*])/(?:home|root|tmp|usr|var|opt|work|etc|Users)/")
+        dates = [
+            re.compile(r"\b(?:19|20)\d\d[-/.](?:0[1-9]|1[0-2])[-/.](?:0[1-9]|[12]\d|3[01])\b"),
+            re.compile(r"\b\d\d:\d\d:\d\d\b"),
+            re.compile(r"\b(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\.? +"
+                       r"\d{1,2},? +(?:19|20)\d\d\b"),
+            re.compile(r"\b\d{1,2} +(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]* +"
+                       r"(?:19|20)\d\d\b"),
+        ]
+        for name, text in files.items():
+            for needle in (ROOT, GEN, HERE, os.getcwd(), tempfile.gettempdir(),
+                           os.path.expanduser("~")):
+                if len(needle) > 1:
+                    self.assertNotIn(needle, text, name)
+            self.assertIsNone(abs_path.search(text), name)
+            for rx in dates:
+                m = rx.search(text)
+                self.assertIsNone(m, f"{name}: {m and m.group()}")
+            self.assertIn(f"generated by gen/trgen from {SCHEMA}", text.splitlines()[0])
+
+
+if __name__ == "__main__":
+    unittest.main()

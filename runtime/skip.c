@@ -1,0 +1,374 @@
+/* skip.c: the member walk of skip.h, in four widths.
+ *
+ * One walk (WALK_BODY below) is instantiated once per width; only the
+ * function turning 64 bytes into bit masks differs. How the end of input is
+ * met, in one place: masks() is given the block start and the count n <= 64
+ * of bytes that exist; the AVX-512 version loads them with a masked load
+ * (masked-off lanes are not accessed), the others copy a short tail into a
+ * 64-byte stack buffer padded with spaces. Lanes past n hold 0 or ' ',
+ * neither of which any mask looks for.
+ */
+#include "skip.h"
+
+#include <string.h>
+
+#include "json.h"
+
+#if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
+#define SK_X86 1
+#include <immintrin.h>
+#else
+#define SK_X86 0
+#endif
+
+typedef struct {
+    uint64_t q;  /* '"' */
+    uint64_t bs; /* '\\' */
+    uint64_t ob; /* '{' or '[' */
+    uint64_t cb; /* '}' or ']' */
+    uint64_t f;  /* one of the wanted first bytes */
+} sk_masks;
+
+/* Bits of the characters escaped by a backslash. carry is 1 when the last
+ * block ended with a backslash that escapes this block's first byte.
+ * Backslashes are rare, so a loop over them is cheaper than the branch-free
+ * arithmetic. */
+static inline uint64_t escaped_bits(uint64_t bs, uint64_t *carry)
+{
+    uint64_t esc = *carry;
+    if (bs == 0 && esc == 0)
+        return 0;
+    bs &= ~esc;
+    *carry = 0;
+    while (bs) {
+        int i = __builtin_ctzll(bs);
+        if (i == 63) {
+            *carry = 1;
+            break;
+        }
+        esc |= 2ull << i;
+        bs &= ~(3ull << i);
+    }
+    return esc;
+}
+
+static inline uint64_t prefix_xor_portable(uint64_t x)
+{
+    x ^= x << 1;
+    x ^= x << 2;
+    x ^= x << 4;
+    x ^= x << 8;
+    x ^= x << 16;
+    x ^= x << 32;
+    return x;
+}
+
+/* ---- masks, portable */
+
+static inline void masks_portable(const uint8_t *s, size_t n, const sk_firsts *f, sk_masks *m)
+{
+    uint64_t q = 0, bs = 0, ob = 0, cb = 0, fm = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint8_t b = s[i];
+        uint64_t bit = 1ull << i;
+        q |= b == '"' ? bit : 0;
+        bs |= b == '\\' ? bit : 0;
+        ob |= (b | 0x20) == '{' ? bit : 0;
+        cb |= (b | 0x20) == '}' ? bit : 0;
+        if (f != NULL)
+            fm |= (b == f->b[0] || b == f->b[1] || b == f->b[2] || b == f->b[3]) ? bit : 0;
+    }
+    m->q = q;
+    m->bs = bs;
+    m->ob = ob;
+    m->cb = cb;
+    m->f = fm;
+}
+
+/* The walk, shared by every width. MASKS and PXOR name the width's block
+ * and prefix-XOR functions. */
+#define WALK_BODY(MASKS, PXOR)                                                          \
+    const uint8_t *s = c->p, *end = c->end;                                             \
+    int depth = 1;                                                                      \
+    uint64_t in_carry = 0, esc_carry = 0;                                               \
+    sk_masks m;                                                                         \
+    while (s < end) {                                                                   \
+        size_t n = (size_t)(end - s) < 64 ? (size_t)(end - s) : 64;                     \
+        MASKS(s, n, f, &m);                                                             \
+        uint64_t q = m.q & ~escaped_bits(m.bs, &esc_carry);                             \
+        uint64_t in = PXOR(q) ^ in_carry;                                               \
+        in_carry = (uint64_t)((int64_t)in >> 63);                                       \
+        uint64_t ob = m.ob & ~in, cb = m.cb & ~in;                                      \
+        /* a string opener is a quote inside the in-string mask; its first byte is */  \
+        /* the next bit (for bit 63, in the next block: always a candidate) */          \
+        uint64_t cand = f != NULL ? q & in & ((m.f | m.bs) >> 1 | 1ull << 63) : 0;      \
+        int closes = __builtin_popcountll(cb), opens = __builtin_popcountll(ob);        \
+        if (cand == 0 && closes < depth && depth + opens <= JS_MAX_DEPTH) {             \
+            depth += opens - closes; /* cannot reach 0 inside this block */             \
+        } else {                                                                        \
+            for (uint64_t w = ob | cb | cand; w != 0; w &= w - 1) {                     \
+                uint64_t bit = w & (0 - w);                                             \
+                if (ob & bit) {                                                         \
+                    if (++depth > JS_MAX_DEPTH)                                         \
+                        goto stop;                                                      \
+                } else if (cb & bit) {                                                  \
+                    if (--depth == 0) {                                                 \
+                        c->closed = s + __builtin_ctzll(bit) + 1;                       \
+                        return NULL;                                                    \
+                    }                                                                   \
+                } else if (depth == 1) {                                                \
+                    c->p = s + __builtin_ctzll(bit);                                    \
+                    return c->p;                                                        \
+                }                                                                       \
+            }                                                                           \
+        }                                                                               \
+        s += n;                                                                         \
+    }                                                                                   \
+    stop:                                                                               \
+    c->closed = NULL;                                                                   \
+    return NULL;
+
+static const uint8_t *next_portable(sk_cursor *c, const sk_firsts *f)
+{
+    WALK_BODY(masks_portable, prefix_xor_portable)
+}
+
+#if SK_X86
+
+#define TAIL_COPY(s, n, buf)                                                            \
+    do {                                                                                \
+        if ((n) < 64) {                                                                 \
+            memset((buf), ' ', 64);                                                     \
+            memcpy((buf), (s), (n));                                                    \
+            (s) = (buf);                                                                \
+        }                                                                               \
+    } while (0)
+
+__attribute__((target("pclmul,sse2"))) static inline uint64_t prefix_xor_clmul(uint64_t x)
+{
+    __m128i r = _mm_clmulepi64_si128(_mm_set_epi64x(0, (long long)x), _mm_set1_epi8((char)0xFF), 0);
+    return (uint64_t)_mm_cvtsi128_si64(r);
+}
+
+/* ---- SSE2: four 16-byte lanes */
+
+__attribute__((target("sse2"))) static inline uint64_t mask16x4(__m128i a, __m128i b, __m128i c,
+                                                                __m128i d)
+{
+    return (uint64_t)(uint16_t)_mm_movemask_epi8(a) | (uint64_t)(uint16_t)_mm_movemask_epi8(b) << 16 |
+           (uint64_t)(uint16_t)_mm_movemask_epi8(c) << 32 |
+           (uint64_t)(uint16_t)_mm_movemask_epi8(d) << 48;
+}
+
+__attribute__((target("sse2"))) static inline void masks_sse2(const uint8_t *s, size_t n,
+                                                              const sk_firsts *f, sk_masks *m)
+{
+    uint8_t buf[64];
+    TAIL_COPY(s, n, buf);
+    __m128i v[4];
+    for (int i = 0; i < 4; i++)
+        v[i] = _mm_loadu_si128((const __m128i *)(const void *)(s + 16 * i));
+    __m128i lo = _mm_set1_epi8(0x20);
+#define EQ4(expr) mask16x4(expr(v[0]), expr(v[1]), expr(v[2]), expr(v[3]))
+#define QUOTE(x) _mm_cmpeq_epi8((x), _mm_set1_epi8('"'))
+#define BSL(x) _mm_cmpeq_epi8((x), _mm_set1_epi8('\\'))
+#define OPEN(x) _mm_cmpeq_epi8(_mm_or_si128((x), lo), _mm_set1_epi8('{'))
+#define CLOSE(x) _mm_cmpeq_epi8(_mm_or_si128((x), lo), _mm_set1_epi8('}'))
+    m->q = EQ4(QUOTE);
+    m->bs = EQ4(BSL);
+    m->ob = EQ4(OPEN);
+    m->cb = EQ4(CLOSE);
+    m->f = 0;
+    if (f != NULL) {
+#define FIRST(x)                                                                        \
+    _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8((x), _mm_set1_epi8((char)f->b[0])),           \
+                              _mm_cmpeq_epi8((x), _mm_set1_epi8((char)f->b[1]))),          \
+                 _mm_or_si128(_mm_cmpeq_epi8((x), _mm_set1_epi8((char)f->b[2])),           \
+                              _mm_cmpeq_epi8((x), _mm_set1_epi8((char)f->b[3]))))
+        m->f = EQ4(FIRST);
+#undef FIRST
+    }
+#undef EQ4
+#undef QUOTE
+#undef BSL
+#undef OPEN
+#undef CLOSE
+}
+
+__attribute__((target("sse2"))) static const uint8_t *next_sse2(sk_cursor *c, const sk_firsts *f)
+{
+    WALK_BODY(masks_sse2, prefix_xor_portable)
+}
+
+/* ---- AVX2: two 32-byte lanes */
+
+__attribute__((target("avx2"))) static inline uint64_t mask32x2(__m256i a, __m256i b)
+{
+    return (uint64_t)(uint32_t)_mm256_movemask_epi8(a) | (uint64_t)(uint32_t)_mm256_movemask_epi8(b) << 32;
+}
+
+__attribute__((target("avx2"))) static inline void masks_avx2(const uint8_t *s, size_t n,
+                                                              const sk_firsts *f, sk_masks *m)
+{
+    uint8_t buf[64];
+    TAIL_COPY(s, n, buf);
+    __m256i a = _mm256_loadu_si256((const __m256i *)(const void *)s);
+    __m256i b = _mm256_loadu_si256((const __m256i *)(const void *)(s + 32));
+    __m256i lo = _mm256_set1_epi8(0x20);
+#define EQ2(expr) mask32x2(expr(a), expr(b))
+#define QUOTE(x) _mm256_cmpeq_epi8((x), _mm256_set1_epi8('"'))
+#define BSL(x) _mm256_cmpeq_epi8((x), _mm256_set1_epi8('\\'))
+#define OPEN(x) _mm256_cmpeq_epi8(_mm256_or_si256((x), lo), _mm256_set1_epi8('{'))
+#define CLOSE(x) _mm256_cmpeq_epi8(_mm256_or_si256((x), lo), _mm256_set1_epi8('}'))
+    m->q = EQ2(QUOTE);
+    m->bs = EQ2(BSL);
+    m->ob = EQ2(OPEN);
+    m->cb = EQ2(CLOSE);
+    m->f = 0;
+    if (f != NULL) {
+#define FIRST(x)                                                                        \
+    _mm256_or_si256(_mm256_or_si256(_mm256_cmpeq_epi8((x), _mm256_set1_epi8((char)f->b[0])), \
+                                    _mm256_cmpeq_epi8((x), _mm256_set1_epi8((char)f->b[1]))), \
+                    _mm256_or_si256(_mm256_cmpeq_epi8((x), _mm256_set1_epi8((char)f->b[2])), \
+                                    _mm256_cmpeq_epi8((x), _mm256_set1_epi8((char)f->b[3]))))
+        m->f = EQ2(FIRST);
+#undef FIRST
+    }
+#undef EQ2
+#undef QUOTE
+#undef BSL
+#undef OPEN
+#undef CLOSE
+}
+
+__attribute__((target("avx2,pclmul"))) static const uint8_t *next_avx2(sk_cursor *c,
+                                                                       const sk_firsts *f)
+{
+    WALK_BODY(masks_avx2, prefix_xor_clmul)
+}
+
+/* ---- AVX-512BW: one 64-byte lane, tails by masked load */
+
+__attribute__((target("avx512f,avx512bw"))) static inline void
+masks_avx512(const uint8_t *s, size_t n, const sk_firsts *f, sk_masks *m)
+{
+    __m512i v = n == 64 ? _mm512_loadu_si512((const void *)s)
+                        : _mm512_maskz_loadu_epi8((__mmask64)((1ull << n) - 1), (const void *)s);
+    __m512i lo = _mm512_or_si512(v, _mm512_set1_epi8(0x20));
+    m->q = _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8('"'));
+    m->bs = _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8('\\'));
+    m->ob = _mm512_cmpeq_epi8_mask(lo, _mm512_set1_epi8('{'));
+    m->cb = _mm512_cmpeq_epi8_mask(lo, _mm512_set1_epi8('}'));
+    m->f = 0;
+    if (f != NULL)
+        m->f = _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8((char)f->b[0])) |
+               _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8((char)f->b[1])) |
+               _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8((char)f->b[2])) |
+               _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8((char)f->b[3]));
+}
+
+__attribute__((target("avx512f,avx512bw,pclmul"))) static const uint8_t *
+next_avx512(sk_cursor *c, const sk_firsts *f)
+{
+    WALK_BODY(masks_avx512, prefix_xor_clmul)
+}
+
+#endif /* SK_X86 */
+
+typedef const uint8_t *(*sk_next_fn)(sk_cursor *c, const sk_firsts *f);
+
+static sk_next_fn next_impl = next_portable;
+static const char *impl_name = "portable";
+
+void sk_init(void)
+{
+    const char *want = js_init(); /* js_init honours JS_SIMD and the CPU */
+    next_impl = next_portable;
+    impl_name = "portable";
+#if SK_X86
+    if (strcmp(want, "avx512") == 0 && __builtin_cpu_supports("pclmul")) {
+        next_impl = next_avx512;
+        impl_name = "avx512";
+    } else if (strcmp(want, "avx2") == 0 && __builtin_cpu_supports("pclmul")) {
+        next_impl = next_avx2;
+        impl_name = "avx2";
+    } else if (strcmp(want, "sse2") == 0 || strcmp(want, "avx2") == 0 ||
+               strcmp(want, "avx512") == 0) {
+        next_impl = next_sse2;
+        impl_name = "sse2";
+    }
+#endif
+}
+
+const char *sk_impl_name(void) { return impl_name; }
+
+const uint8_t *sk_next(sk_cursor *c, const sk_firsts *f) { return next_impl(c, f); }
+
+const uint8_t *sk_container_end(const uint8_t *open, const uint8_t *end)
+{
+    sk_cursor c;
+    sk_begin(&c, open, end);
+    next_impl(&c, NULL);
+    return c.closed;
+}
+
+const uint8_t *sk_string_end(const uint8_t *p, const uint8_t *end)
+{
+    p++;
+    for (;;) {
+        p = js_find_string_special(p, end);
+        if (p >= end)
+            return NULL;
+        if (*p == '"')
+            return p + 1;
+        p += *p == '\\' ? 2 : 1; /* a control byte or non-ASCII: not ours to judge here */
+        if (p >= end)
+            return NULL;
+    }
+}
+
+const uint8_t *sk_value_end(const uint8_t *p, const uint8_t *end)
+{
+    if (p >= end)
+        return NULL;
+    if (*p == '"')
+        return sk_string_end(p, end);
+    if (*p == '{' || *p == '[')
+        return sk_container_end(p, end);
+    /* a number or a literal: it ends at the first byte that cannot be part of
+     * one; reaching end means it may have been cut short */
+    for (; p < end; p++) {
+        uint8_t b = *p;
+        if (!((b >= '0' && b <= '9') || (b >= 'a' && b <= 'z') || b == '-' || b == '+' ||
+              b == '.' || b == 'E'))
+            return p;
+    }
+    return NULL;
+}
+
+int sk_key_slow(const uint8_t *p, const uint8_t *end, const js_str *keys, int nkeys,
+                const uint8_t **val)
+{
+    js_ctx ctx;
+    js_ctx_init(&ctx, p, NULL);
+    bool esc;
+    const uint8_t *q = js_string_raw(&ctx, p, end, &esc);
+    if (q == NULL)
+        return -3;
+    size_t raw = (size_t)(q - 1 - (p + 1));
+    uint8_t buf[256];
+    int which = -1;
+    if (raw <= sizeof buf) {
+        size_t n = js_unescape(p + 1, raw, buf);
+        for (int i = 0; i < nkeys; i++)
+            if (keys[i].n == n && memcmp(keys[i].p, buf, n) == 0)
+                which = i;
+    }
+    const uint8_t *after = js_ws(q, end);
+    if (which < 0 || after >= end || *after != ':') {
+        *val = q;
+        return -1;
+    }
+    *val = js_ws(after + 1, end);
+    return which;
+}

@@ -1,0 +1,85 @@
+/* skip.h: walking an object's members without reading its values, for the
+ * optic scanners.
+ *
+ * A scanner looks for a few keys among an object's members. sk_next finds,
+ * 64 bytes at a time, the next string at the object's own level (depth 1)
+ * whose first byte could start one of those keys (or is a backslash: an
+ * escaped key must be unescaped to be recognised); everything else, nested
+ * values included, is passed over by counting brackets outside strings.
+ * Each 64-byte block becomes bit masks (quotes, backslashes, brackets, the
+ * wanted first bytes); the in-string mask is a prefix XOR of the unescaped
+ * quotes; only bracket bits and candidate bits are visited one by one.
+ *
+ * Contract. Nothing is read outside [p, end): full blocks are loaded only
+ * while 64 bytes remain; the tail is read with a masked load (AVX-512) or
+ * copied to a stack buffer padded with spaces (the others). This reader does
+ * not validate (verify=off): malformed input can only end the walk early
+ * (NULL, closed == NULL), which a scanner treats as a miss. Nesting deeper
+ * than JS_MAX_DEPTH below the object also ends the walk. No allocation.
+ *
+ * The block code exists in four widths (AVX-512BW, AVX2, SSE2, portable),
+ * chosen by sk_init from what json.h's js_init chose, so JS_SIMD selects
+ * both; all four give the same answers (tests run each).
+ */
+#ifndef TR_SKIP_H
+#define TR_SKIP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "json.h"
+
+typedef struct {
+    const uint8_t *p;      /* where the walk resumes: outside any string, at depth 1 */
+    const uint8_t *end;
+    const uint8_t *closed; /* after the walk ended at the object's closer: one past it */
+} sk_cursor;
+
+/* Up to four wanted first bytes (unused ones repeat the last). */
+typedef struct {
+    uint8_t b[4];
+} sk_firsts;
+
+/* Chooses the block code to match js_init's choice; idempotent. */
+void sk_init(void);
+const char *sk_impl_name(void);
+
+/* open points at '{' or '['; the walk starts inside it. */
+static inline void sk_begin(sk_cursor *c, const uint8_t *open, const uint8_t *end)
+{
+    c->p = open + 1;
+    c->end = end;
+    c->closed = NULL;
+}
+
+/* Continue from p, which must be at depth 1 outside any string (just after
+ * a key's ':', or after a string at depth 1). */
+static inline void sk_resume(sk_cursor *c, const uint8_t *p) { c->p = p; }
+
+/* The next candidate: a '"' opening a string at depth 1 whose next byte is
+ * one of f's or a backslash. NULL when the object closed first (closed set)
+ * or the input ended or nested too deep (closed NULL). */
+const uint8_t *sk_next(sk_cursor *c, const sk_firsts *f);
+
+/* The end of the object or array opened at open (one past its closer), or
+ * NULL when it does not close before end. */
+const uint8_t *sk_container_end(const uint8_t *open, const uint8_t *end);
+
+/* One past the end of the value starting at p (after whitespace): a string,
+ * container, number or literal; NULL when it does not end before end, so a
+ * value cut short is never taken for a shorter one. Not validating. */
+const uint8_t *sk_value_end(const uint8_t *p, const uint8_t *end);
+
+/* p at a '"': one past its closing quote, or NULL. */
+const uint8_t *sk_string_end(const uint8_t *p, const uint8_t *end);
+
+/* The slow path for a key with escapes: p at its '"'. Validates and
+ * unescapes it, compares it with keys, and checks a ':' follows. Returns the
+ * index of the key (*val: its value, after whitespace), -1 when it is none of
+ * them or no key (*val: just after the string), -3 when it is malformed or
+ * cut short. */
+int sk_key_slow(const uint8_t *p, const uint8_t *end, const js_str *keys, int nkeys,
+                const uint8_t **val);
+
+#endif

@@ -1,0 +1,23 @@
+/* view.h: views (pointer + length) over bytes someone else owns.
+ *
+ * A view never owns its bytes and is valid only as long as the buffer it
+ * points into keeps them (for a frame, until the read buffer consumes them).
+ * Each kind of view is its own struct type, so passing a whole message where
+ * a detail's bytes are expected, or the reverse, fails to compile.
+ */
+#ifndef TR_VIEW_H
+#define TR_VIEW_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* A whole message: the body of one frame (one JSON Issue). */
+typedef struct {
+    const uint8_t *p;
+    size_t n;
+} tr_msg;
+
+/* Views of one value inside a message (a detail's bytes, ...) are generated
+ * with the scanners, one struct type per value type (tr_optics.h). */
+
+#endif
