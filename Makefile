@@ -38,6 +38,7 @@ RUNTIME_SRC := $(sort $(wildcard runtime/*.c))
 DEMO_LIB_SRC := demo/issues.c
 DEMO_SRC := $(filter-out $(DEMO_LIB_SRC),$(sort $(wildcard demo/*.c)))
 TEST_SRC := $(sort $(wildcard tests/unit/test_*.c))
+BENCH_SRC := $(sort $(wildcard bench/*.c))
 
 RUNTIME_OBJ := $(RUNTIME_SRC:runtime/%.c=$(BUILD)/obj/runtime/%.o)
 GEN_OBJ := $(GEN_NAMES:%=$(BUILD)/obj/gen/%.o)
@@ -45,12 +46,13 @@ DEMO_LIB_OBJ := $(DEMO_LIB_SRC:demo/%.c=$(BUILD)/obj/demo/%.o)
 DEMO_OBJ := $(DEMO_SRC:demo/%.c=$(BUILD)/obj/demo/%.o)
 LIB_OBJ := $(RUNTIME_OBJ) $(GEN_OBJ) $(DEMO_LIB_OBJ)
 TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+BENCH_OBJ := $(BENCH_SRC:bench/%.c=$(BUILD)/obj/bench/%.o)
 
 .PHONY: all gen deps demo test test-unit test-gen test-san bench clean
 .DELETE_ON_ERROR:
 .SECONDARY:
 
-all: deps $(BUILD)/triage-demo
+all: deps $(BUILD)/triage-demo $(BUILD)/triage-bench
 
 deps:
 	@scripts/deps.sh
@@ -89,6 +91,14 @@ $(BUILD)/obj/demo/%.o: demo/%.c $(wildcard demo/*.h runtime/*.h) $(GEN_STAMP)
 $(BUILD)/triage-demo: $(DEMO_OBJ) $(LIB_OBJ)
 	$(CC) $(LDFLAGS) $^ -o $@ $(LDLIBS)
 
+$(BUILD)/obj/bench/%.o: bench/%.c $(wildcard bench/*.h demo/*.h runtime/*.h) $(GEN_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -Ibench -c $< -o $@
+
+# Demo objects other than the command line itself (readers, issues) serve the bench too.
+$(BUILD)/triage-bench: $(BENCH_OBJ) $(filter-out $(BUILD)/obj/demo/main.o,$(DEMO_OBJ)) $(LIB_OBJ)
+	$(CC) $(LDFLAGS) $^ -o $@ $(LDLIBS)
+
 $(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJ) $(wildcard tests/unit/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -Itests/unit $< $(LIB_OBJ) -o $@ $(LDFLAGS) $(CHECK_LIBS) $(LDLIBS)
@@ -108,6 +118,9 @@ test-san:
 	$(MAKE) BUILD=build/san OPT=-O1 CC=clang \
 	  SANFLAGS="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" \
 	  test-unit
+
+bench: all
+	$(BUILD)/triage-bench
 
 test: test-gen test-unit test-san
 

@@ -15,7 +15,7 @@
 typedef struct {
     const uint8_t *p;
     size_t n;
-} tr_msg;
+} tr_message;
 
 /* Views of one value inside a message (a detail's bytes, ...) are generated
  * with the scanners, one struct type per value type (tr_optics.h). */

@@ -208,11 +208,11 @@ def render(s: Schema, schema_path: str) -> Dict[str, str]:
 
 
 def view_types(m: "Model") -> List[str]:
-    """Every distinct view type the scanners take or give, besides tr_msg."""
+    """Every distinct view type the scanners take or give, besides tr_message."""
     seen: List[str] = []
     for sc in m.scanners:
         for t in (sc.source_view, sc.out_type if sc.raw else None):
-            if t and t != "tr_msg" and t not in seen:
+            if t and t != "tr_message" and t not in seen:
                 seen.append(t)
     return seen
 
@@ -269,9 +269,9 @@ class Scanner:
 
 
 def view_type(t: TypeRef, root) -> str:
-    """The distinct view type of a type's bytes: tr_msg for the root."""
+    """The distinct view type of a type's bytes: tr_message for the root."""
     if t.kind == "named" and t.decl is root:
-        return "tr_msg"
+        return "tr_message"
     if t.kind == "case":
         return names.PREFIX + "view_" + t.decl.union.name + "_" + t.decl.name
     return names.PREFIX + "view_" + mangle(t)

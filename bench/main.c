@@ -1,0 +1,65 @@
+/* triage-bench: the benchmarks (CLI.md). Figures are for comparing ratios
+ * within one run; nothing here asserts a time. */
+#include <stdio.h>
+#include <string.h>
+
+#include "bench.h"
+#include "triage.h"
+
+static const struct {
+    const char *name;
+    int (*run)(const bn_opts *o);
+    const char *what;
+} benches[] = {
+    {"triage", bench_triage, "one message from bytes to verdict: decode, optics, detail"},
+};
+#define NBENCH (sizeof benches / sizeof benches[0])
+
+static void help(FILE *f)
+{
+    fprintf(f, "usage: triage-bench [--json] [--quick] [NAME...]\n\n"
+               "Runs the benchmarks (all, or those named):\n");
+    for (size_t i = 0; i < NBENCH; i++)
+        fprintf(f, "  %-8s %s\n", benches[i].name, benches[i].what);
+    fprintf(f, "  --json   one JSON object per line\n"
+               "  --quick  a few repetitions only (CI checks the benchmarks run)\n");
+}
+
+int main(int argc, char **argv)
+{
+    bn_opts o = {false, false};
+    const char *names[16];
+    int nnames = 0;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--json") == 0)
+            o.json = true;
+        else if (strcmp(argv[i], "--quick") == 0)
+            o.quick = true;
+        else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            help(stdout);
+            return 0;
+        } else if (argv[i][0] == '-') {
+            fprintf(stderr, "triage-bench: unknown option '%s' (see --help)\n", argv[i]);
+            return 2;
+        } else if (nnames < 16) {
+            bool known = false;
+            for (size_t b = 0; b < NBENCH; b++)
+                known |= strcmp(argv[i], benches[b].name) == 0;
+            if (!known) {
+                fprintf(stderr, "triage-bench: no benchmark '%s' (see --help)\n", argv[i]);
+                return 2;
+            }
+            names[nnames++] = argv[i];
+        }
+    }
+    int rc = 0;
+    for (size_t b = 0; b < NBENCH; b++) {
+        bool run = nnames == 0;
+        for (int k = 0; k < nnames; k++)
+            run |= strcmp(names[k], benches[b].name) == 0;
+        if (run && benches[b].run(&o) != 0)
+            rc = 1;
+        fflush(stdout);
+    }
+    return rc;
+}

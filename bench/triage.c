@@ -1,0 +1,122 @@
+/* triage.c: bench `triage`: one message at a time, from its bytes to a
+ * verdict, over a pool of 256 generated messages at size 7 (small enough
+ * to stay in cache), for each layout (detail late, as declared, or first).
+ *
+ *   decode   decode the whole Issue into an arena, judge the model
+ *   optics   slice out the detail, judge it through the scanners
+ *   detail   slice out the detail alone (the walk the optics start with)
+ *
+ * Before timing, every message's verdict from optics must equal decode's:
+ * a reader that disagrees fails the benchmark. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+#include "readers.h"
+#include "skip.h"
+#include "triage.h"
+
+#define POOL 256
+#define ARENA (16u << 20)
+
+typedef struct {
+    bn_pool pool;
+    po_policy policy;
+    ar_arena arena;
+    tr_Issue issue;
+} ctx_t;
+
+static tr_message msg_at(const ctx_t *c, size_t i)
+{
+    return (tr_message){c->pool.buf + c->pool.off[i], c->pool.len[i]};
+}
+
+static int verdict_decode(ctx_t *c, size_t i)
+{
+    tr_message m = msg_at(c, i);
+    ar_reset(&c->arena);
+    if (tr_decode_Issue(m.p, m.n, &c->arena, &c->issue).code != TR_E_OK)
+        return -2;
+    po_reader rd = rd_model(&c->issue.detail);
+    int kind;
+    return po_judge(&c->policy, &rd, &kind) ? kind : -1 - (kind >= 0 ? 0 : 0);
+}
+
+static int verdict_optics(ctx_t *c, size_t i)
+{
+    tr_view_Detail d;
+    if (!tr_scan_detail(msg_at(c, i), &d))
+        return -2;
+    rd_bytes st;
+    po_reader rd = rd_optics(&st, d);
+    int kind;
+    return po_judge(&c->policy, &rd, &kind) ? kind : -1;
+}
+
+static void run_decode(void *ctx, size_t i) { bn_sink += (uint64_t)verdict_decode(ctx, i); }
+static void run_optics(void *ctx, size_t i) { bn_sink += (uint64_t)verdict_optics(ctx, i); }
+
+static void run_detail(void *ctx, size_t i)
+{
+    tr_view_Detail d;
+    if (tr_scan_detail(msg_at(ctx, i), &d))
+        bn_sink += d.n;
+}
+
+static void report(const bn_opts *o, const char *cse, const char *layout, const bn_result *r,
+                   double decode_ns, size_t avg_bytes)
+{
+    if (o->json)
+        printf("{\"bench\":\"triage\",\"case\":\"%s\",\"layout\":\"%s\",\"size\":7,"
+               "\"msg_bytes\":%zu,\"ns_per_msg\":%.1f,\"ns_min\":%.1f,\"ns_max\":%.1f,"
+               "\"speedup_vs_decode\":%.2f,\"allocs_per_msg\":%.3f,\"bytes_alloc_per_msg\":%.1f,"
+               "\"simd\":\"%s\"}\n",
+               cse, layout, avg_bytes, r->median_ns, r->min_ns, r->max_ns, decode_ns / r->median_ns,
+               r->allocs, r->bytes, sk_impl_name());
+    else
+        printf("triage %-8s %-6s %9.1f ns/msg  (%.1f..%.1f)  %6.1fx decode  %5.3f allocs/msg  %7.1f B/msg\n",
+               cse, layout, r->median_ns, r->min_ns, r->max_ns, decode_ns / r->median_ns, r->allocs,
+               r->bytes);
+}
+
+int bench_triage(const bn_opts *o)
+{
+    sk_init();
+    static const char *const layouts[] = {"late", "first"};
+    int rc = 0;
+    for (int l = 0; l < 2; l++) {
+        ctx_t *c = calloc(1, sizeof *c);
+        void *mem = malloc(ARENA);
+        char err[256];
+        po_schema s = rd_schema();
+        if (c == NULL || mem == NULL || !bn_pool_make(&c->pool, POOL, 7, l == 1) ||
+            !po_default(&s, &c->policy, err, sizeof err)) {
+            fprintf(stderr, "triage-bench: cannot set up the pool\n");
+            free(c);
+            free(mem);
+            return 1;
+        }
+        ar_init(&c->arena, mem, ARENA);
+        for (size_t i = 0; i < POOL; i++) {
+            int d = verdict_decode(c, i), op = verdict_optics(c, i);
+            if (d != op) {
+                fprintf(stderr, "triage-bench: message %zu (%s): decode says %d, optics %d\n", i,
+                        layouts[l], d, op);
+                rc = 1;
+            }
+        }
+        if (rc == 0) {
+            size_t avg = c->pool.total / POOL;
+            bn_result dec = bn_time(o, POOL, run_decode, c);
+            report(o, "decode", layouts[l], &dec, dec.median_ns, avg);
+            bn_result opt = bn_time(o, POOL, run_optics, c);
+            report(o, "optics", layouts[l], &opt, dec.median_ns, avg);
+            bn_result det = bn_time(o, POOL, run_detail, c);
+            report(o, "detail", layouts[l], &det, dec.median_ns, avg);
+        }
+        bn_pool_free(&c->pool);
+        free(c);
+        free(mem);
+    }
+    return rc;
+}
