@@ -28,7 +28,7 @@ CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubu
 # The optic scanners: one .re per optic, listed by the generator.
 -include $(GEN)/optics.mk
 SCAN_NAMES := $(OPTICS:%=tr_scan_%)
-GEN_NAMES := tr_model tr_encode tr_decode tr_random tr_optics_model $(SCAN_NAMES)
+GEN_NAMES := tr_model tr_encode tr_decode tr_validate tr_random tr_optics_model $(SCAN_NAMES)
 GEN_C := $(GEN_NAMES:%=$(GEN)/%.c)
 GEN_H := $(GEN)/tr_model.h
 GEN_STAMP := $(GEN)/.stamp

@@ -7,6 +7,7 @@
 
 int cmd_gen(int argc, char **argv);
 int cmd_judge(int argc, char **argv);
+int cmd_check(int argc, char **argv);
 
 /* Parses an unsigned decimal option value; prints an error naming the
  * option and returns false when it is not one or is above max. */

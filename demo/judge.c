@@ -9,6 +9,7 @@
 #include "skip.h"
 #include "source.h"
 #include "tr_model.h"
+#include "verify.h"
 
 /* Decoding needs at most a few times the message's size (lists of small
  * values become arrays of 8- or 16-byte items); 16 x the 4 MiB frame limit
@@ -27,6 +28,10 @@ static void help(FILE *f)
             "  --reader optics  read only the detail's few values where they lie (default)\n"
             "  --reader decode  decode the whole Issue, judge the model\n"
             "  --policy FILE    a policy file (JSON; default: MODEL.md's demo policy)\n"
+            "  --verify off     optics trust the bytes they do not read (default)\n"
+            "  --verify json    optics also require one well-formed JSON text\n"
+            "  --verify schema  optics also require what the full decoder accepts, so\n"
+            "                   their verdict equals decode's on any input\n"
             "  --summary        print a tally to stderr at the end\n"
             "Exit status: 0 when the input ends on a frame boundary; 2 on a framing\n"
             "error (after the lines of every whole message before it) or a bad policy.\n");
@@ -36,6 +41,7 @@ int cmd_judge(int argc, char **argv)
 {
     const char *policy_path = NULL, *reader = "optics";
     bool bad = false, summary = false;
+    vf_level verify = VF_OFF;
     for (int i = 1; i < argc && !bad; i++) {
         const char *v = NULL;
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
@@ -45,6 +51,11 @@ int cmd_judge(int argc, char **argv)
             reader = v;
         } else if (opt_match(argc, argv, &i, "--policy", &v, &bad)) {
             policy_path = v;
+        } else if (opt_match(argc, argv, &i, "--verify", &v, &bad)) {
+            if (!bad && !vf_parse_level(v, &verify)) {
+                fprintf(stderr, "triage-demo judge: --verify is off, json or schema, not '%s'\n", v);
+                bad = true;
+            }
         } else if (strcmp(argv[i], "--summary") == 0) {
             summary = true;
         } else {
@@ -76,7 +87,10 @@ int cmd_judge(int argc, char **argv)
         return 1;
     }
     uint8_t *mem = malloc(DECODE_ARENA);
-    if (mem == NULL) {
+    vf_checker *vc = vf_new();
+    if (mem == NULL || vc == NULL) {
+        free(mem);
+        vf_free(vc);
         fprintf(stderr, "triage-demo judge: out of memory\n");
         src_close(&src);
         return 1;
@@ -96,7 +110,7 @@ int cmd_judge(int argc, char **argv)
         bool keep = false;
         if (optics) {
             tr_view_Detail detail;
-            if (tr_scan_detail(f.msg, &detail)) {
+            if (vf_check(vc, verify, f.msg).code == TR_E_OK && tr_scan_detail(f.msg, &detail)) {
                 rd_bytes st;
                 po_reader rd = rd_optics(&st, detail);
                 keep = po_judge(&policy, &rd, &kind);
@@ -127,6 +141,7 @@ int cmd_judge(int argc, char **argv)
                     (unsigned long long)seen[k], (unsigned long long)kept[k]);
     }
     free(mem);
+    vf_free(vc);
     src_close(&src);
     return rc;
 }

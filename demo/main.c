@@ -12,6 +12,7 @@ static const struct {
 } commands[] = {
     {"gen", cmd_gen, "write generated Issues to stdout as gRPC frames"},
     {"judge", cmd_judge, "read frames from stdin, print '<kind> <keep|drop>' per message"},
+    {"check", cmd_check, "read frames from stdin, print 'ok' or 'bad <offset> <reason>'"},
 };
 
 static void usage(FILE *f)

@@ -85,42 +85,94 @@ static inline void masks_portable(const uint8_t *s, size_t n, const sk_firsts *f
     m->f = fm;
 }
 
+/* One block's brackets and candidates, given the depth at its start.
+ * Returns 0 to go on to the next block (*depth updated), 1 when a candidate
+ * at depth 1 was found (*at its bit index), 2 when the walked object closed
+ * (*at the closer's bit index), 3 when nesting passed the limit. Depths come
+ * from popcounts of the brackets below a bit, so the usual block costs no
+ * unpredictable branch per bracket. */
+static inline int walk_block(uint64_t ob, uint64_t cb, uint64_t cand, int *depth, int *at)
+{
+    int d = *depth, opens = __builtin_popcountll(ob), closes = __builtin_popcountll(cb);
+    if (d + opens > JS_MAX_DEPTH) {
+        /* rare: walk bit by bit to see whether the limit is really passed */
+        for (uint64_t w = ob | cb | cand; w != 0; w &= w - 1) {
+            uint64_t bit = w & (0 - w);
+            if (ob & bit) {
+                if (++d > JS_MAX_DEPTH)
+                    return 3;
+            } else if (cb & bit) {
+                if (--d == 0) {
+                    *at = __builtin_ctzll(bit);
+                    return 2;
+                }
+            } else if (d == 1) {
+                *at = __builtin_ctzll(bit);
+                return 1;
+            }
+        }
+        *depth = d;
+        return 0;
+    }
+    uint64_t zero = 0; /* the closer that ends the walked object, if in this block */
+    if (closes >= d) {
+        int k = 0;
+        for (uint64_t w = cb; w != 0; w &= w - 1) {
+            uint64_t bit = w & (0 - w);
+            if (d + __builtin_popcountll(ob & (bit - 1)) - ++k == 0) {
+                zero = bit;
+                break;
+            }
+        }
+    }
+    for (uint64_t w = zero ? cand & (zero - 1) : cand; w != 0; w &= w - 1) {
+        uint64_t below = (w & (0 - w)) - 1;
+        if (d + __builtin_popcountll(ob & below) - __builtin_popcountll(cb & below) == 1) {
+            *at = __builtin_ctzll(w);
+            return 1;
+        }
+    }
+    if (zero) {
+        *at = __builtin_ctzll(zero);
+        return 2;
+    }
+    *depth = d + opens - closes;
+    return 0;
+}
+
 /* The walk, shared by every width. MASKS and PXOR name the width's block
  * and prefix-XOR functions. */
 #define WALK_BODY(MASKS, PXOR)                                                          \
     const uint8_t *s = c->p, *end = c->end;                                             \
+    /* a local copy of the wanted bytes lets the compiler keep them in registers */     \
+    const sk_firsts fl = f != NULL ? *f : (sk_firsts){{0, 0, 0, 0}};                    \
+    const sk_firsts *fw = f != NULL ? &fl : NULL;                                       \
     int depth = 1;                                                                      \
     uint64_t in_carry = 0, esc_carry = 0;                                               \
     sk_masks m;                                                                         \
     while (s < end) {                                                                   \
         size_t n = (size_t)(end - s) < 64 ? (size_t)(end - s) : 64;                     \
-        MASKS(s, n, f, &m);                                                             \
+        MASKS(s, n, fw, &m);                                                            \
         uint64_t q = m.q & ~escaped_bits(m.bs, &esc_carry);                             \
         uint64_t in = PXOR(q) ^ in_carry;                                               \
-        in_carry = (uint64_t)((int64_t)in >> 63);                                       \
-        uint64_t ob = m.ob & ~in, cb = m.cb & ~in;                                      \
+        /* the next block's carry from q's parity, not from in: the blocks' */          \
+        /* prefix XORs then do not wait for each other */                               \
+        in_carry ^= (uint64_t)0 - (uint64_t)(__builtin_popcountll(q) & 1);              \
         /* a string opener is a quote inside the in-string mask; its first byte is */  \
         /* the next bit (for bit 63, in the next block: always a candidate) */          \
-        uint64_t cand = f != NULL ? q & in & ((m.f | m.bs) >> 1 | 1ull << 63) : 0;      \
-        int closes = __builtin_popcountll(cb), opens = __builtin_popcountll(ob);        \
-        if (cand == 0 && closes < depth && depth + opens <= JS_MAX_DEPTH) {             \
-            depth += opens - closes; /* cannot reach 0 inside this block */             \
-        } else {                                                                        \
-            for (uint64_t w = ob | cb | cand; w != 0; w &= w - 1) {                     \
-                uint64_t bit = w & (0 - w);                                             \
-                if (ob & bit) {                                                         \
-                    if (++depth > JS_MAX_DEPTH)                                         \
-                        goto stop;                                                      \
-                } else if (cb & bit) {                                                  \
-                    if (--depth == 0) {                                                 \
-                        c->closed = s + __builtin_ctzll(bit) + 1;                       \
-                        return NULL;                                                    \
-                    }                                                                   \
-                } else if (depth == 1) {                                                \
-                    c->p = s + __builtin_ctzll(bit);                                    \
-                    return c->p;                                                        \
-                }                                                                       \
-            }                                                                           \
+        uint64_t cand = fw != NULL ? q & in & ((m.f | m.bs) >> 1 | 1ull << 63) : 0;     \
+        int at = 0;                                                                     \
+        switch (walk_block(m.ob & ~in, m.cb & ~in, cand, &depth, &at)) {                \
+        case 1:                                                                         \
+            c->p = s + at;                                                              \
+            return c->p;                                                                \
+        case 2:                                                                         \
+            c->closed = s + at + 1;                                                     \
+            return NULL;                                                                \
+        case 3:                                                                         \
+            goto stop;                                                                  \
+        default:                                                                        \
+            break;                                                                      \
         }                                                                               \
         s += n;                                                                         \
     }                                                                                   \

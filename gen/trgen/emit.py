@@ -198,7 +198,9 @@ def render(s: Schema, schema_path: str) -> Dict[str, str]:
         ("optics.h.j2", "tr_optics.h"),
         ("optics_model.c.j2", "tr_optics_model.c"),
     ):
-        out[name] = env.get_template(tpl).render(m=m, output=name)
+        out[name] = env.get_template(tpl).render(m=m, output=name, mode="decode")
+    out["tr_validate.c"] = env.get_template("decode.c.j2").render(m=m, output="tr_validate.c",
+                                                                   mode="validate")
     for sc in m.scanners:
         name = f"tr_scan_{sc.optic.name}.re"
         out[name] = env.get_template("scan.re.j2").render(m=m, plan=sc, output=name)

@@ -1,0 +1,33 @@
+/* verify.h: the verify levels of the optics reader, and the validators
+ * behind `check`.
+ *
+ *   off     the scanners alone (a lazy reader: fast, and trusting)
+ *   json    the message must also be one well-formed JSON text (js_validate)
+ *   schema  it must also be what the full decoder accepts (tr_validate_Issue,
+ *           generated from the decoder's own template): then the optics'
+ *           verdict equals the decoder's on every input whatsoever
+ *
+ * A checker owns one scratch arena, allocated at creation and reset per
+ * message: nothing is allocated per message. */
+#ifndef TR_VERIFY_H
+#define TR_VERIFY_H
+
+#include <stdbool.h>
+
+#include "tr_model.h"
+#include "view.h"
+
+typedef enum { VF_OFF, VF_JSON, VF_SCHEMA } vf_level;
+
+bool vf_parse_level(const char *s, vf_level *out);
+const char *vf_level_name(vf_level l);
+
+typedef struct vf_checker vf_checker;
+
+vf_checker *vf_new(void);
+void vf_free(vf_checker *v);
+
+/* TR_E_OK when m passes the level (always for VF_OFF). */
+tr_error vf_check(vf_checker *v, vf_level level, tr_message m);
+
+#endif
