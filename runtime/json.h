@@ -54,6 +54,7 @@ static inline void js_ctx_init(js_ctx *c, const uint8_t *base, ar_arena *arena)
     c->max_depth = JS_MAX_DEPTH;
     c->err.code = TR_E_OK;
     c->err.offset = 0;
+    c->err.what = NULL;
 }
 
 /* Records code at position at (first error wins) and returns NULL, so a

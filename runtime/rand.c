@@ -84,7 +84,7 @@ static const char *const words[] = {
 static const char *const specials[] = {
     "\"quoted\"", "back\\slash", "line\nbreak", "tab\there", "bell\x07", "nul\x01",
     "caf\xc3\xa9",          /* é: 2 bytes */
-    "\xe2\x82\xac" "42",    /* €: 3 bytes */
+    "\342\202\25442",       /* €42: a 3-byte character, then digits */
     "\xf0\x9f\x9a\x80",     /* U+1F680: 4 bytes, a surrogate pair as \u */
     "\xe6\x97\xa5\xe6\x9c\xac", /* 日本 */
 };

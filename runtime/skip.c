@@ -145,7 +145,7 @@ static inline int walk_block(uint64_t ob, uint64_t cb, uint64_t cand, int *depth
 #define WALK_BODY(MASKS, PXOR)                                                          \
     const uint8_t *s = c->p, *end = c->end;                                             \
     /* a local copy of the wanted bytes lets the compiler keep them in registers */     \
-    const sk_firsts fl = f != NULL ? *f : (sk_firsts){{0, 0, 0, 0}};                    \
+    const sk_firsts fl = f != NULL ? *f : (sk_firsts){{0, 0, 0, 0}, 0};                 \
     const sk_firsts *fw = f != NULL ? &fl : NULL;                                       \
     int depth = 1;                                                                      \
     uint64_t in_carry = 0, esc_carry = 0;                                               \
@@ -312,11 +312,15 @@ masks_avx512(const uint8_t *s, size_t n, const sk_firsts *f, sk_masks *m)
     m->ob = _mm512_cmpeq_epi8_mask(lo, _mm512_set1_epi8('{'));
     m->cb = _mm512_cmpeq_epi8_mask(lo, _mm512_set1_epi8('}'));
     m->f = 0;
-    if (f != NULL)
-        m->f = _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8((char)f->b[0])) |
-               _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8((char)f->b[1])) |
-               _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8((char)f->b[2])) |
-               _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8((char)f->b[3]));
+    if (f != NULL) {
+        /* compares into masks all queue on one port: do only the ones needed */
+        m->f = _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8((char)f->b[0]));
+        if (f->n > 1)
+            m->f |= _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8((char)f->b[1]));
+        if (f->n > 2)
+            m->f |= _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8((char)f->b[2])) |
+                    _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8((char)f->b[3]));
+    }
 }
 
 __attribute__((target("avx512f,avx512bw,pclmul"))) static const uint8_t *

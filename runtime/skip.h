@@ -36,9 +36,11 @@ typedef struct {
     const uint8_t *closed; /* after the walk ended at the object's closer: one past it */
 } sk_cursor;
 
-/* Up to four wanted first bytes (unused ones repeat the last). */
+/* Up to four wanted first bytes: n of them in b (the rest repeat the last,
+ * so a width may compare all four without branching). */
 typedef struct {
     uint8_t b[4];
+    uint8_t n;
 } sk_firsts;
 
 /* Chooses the block code to match js_init's choice; idempotent. */

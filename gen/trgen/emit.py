@@ -247,15 +247,23 @@ class Level:
             out.append(self.key)
         return out
 
-    @property
-    def firsts(self) -> List[str]:
-        """The wanted keys' first bytes, padded to four for sk_firsts."""
+    def _distinct_firsts(self) -> List[str]:
         fs = []
         for k in self.keys:
             b = k.encode("utf-8")[:1].decode("latin-1") or '"'
             if b not in fs:
                 fs.append(b)
+        return fs
+
+    @property
+    def firsts(self) -> List[str]:
+        """The wanted keys' first bytes, padded to four for sk_firsts."""
+        fs = self._distinct_firsts()
         return (fs + [fs[-1]] * 4)[:4]
+
+    @property
+    def nfirsts(self) -> int:
+        return min(4, len(self._distinct_firsts()))
 
 
 @dataclass
