@@ -86,7 +86,8 @@ static void where(const char *text, int off, int *line, int *col)
 #define FAIL_AT(tok, ...)                                                                 \
     do {                                                                                  \
         int line_, col_;                                                                  \
-        where(text, (tok)->start, &line_, &col_);                                         \
+        /* a string token starts after its quote: point at the quote */                 \
+        where(text, (tok)->start - ((tok)->type == JSMN_STRING), &line_, &col_);           \
         int w_ = snprintf(err, errlen, "%s:%d:%d: ", name, line_, col_);                  \
         if (w_ >= 0 && (size_t)w_ < errlen)                                               \
             snprintf(err + w_, errlen - (size_t)w_, __VA_ARGS__);                         \
