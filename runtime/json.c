@@ -39,7 +39,7 @@ static inline bool is_digit(uint8_t b) { return (unsigned)(b - '0') <= 9u; }
 
 /* ---- a "C" locale for strtod and printf, whatever the process set ---- */
 
-#ifdef __GLIBC__
+#if defined(__GLIBC__) && defined(_GNU_SOURCE)
 static _Atomic(locale_t) g_c_locale;
 
 static locale_t c_locale(void)
@@ -225,10 +225,10 @@ static inline uint64_t swar_special(const uint8_t *q)
     uint64_t x;
     memcpy(&x, q, 8);
     uint64_t quote = x ^ (ones * '"'), bslash = x ^ (ones * '\\');
-    uint64_t m = (x - ones * 0x20) & ~x;      /* < 0x20 */
-    m |= (quote - ones) & ~quote;             /* == '"' */
-    m |= (bslash - ones) & ~bslash;           /* == '\\' */
-    return (m | x) & highs;                   /* | >= 0x80 */
+    uint64_t m = (x - ones * 0x20) & ~x; /* < 0x20 */
+    m |= (quote - ones) & ~quote;        /* == '"' */
+    m |= (bslash - ones) & ~bslash;      /* == '\\' */
+    return (m | x) & highs;              /* and >= 0x80 */
 }
 #endif
 
@@ -466,7 +466,7 @@ static inline const uint8_t *read_int(js_ctx *c, const uint8_t *p, const uint8_t
 
 const uint8_t *js_i64(js_ctx *c, const uint8_t *p, const uint8_t *end, int64_t *out)
 {
-    uint64_t v;
+    uint64_t v = 0;
     bool neg;
     const uint8_t *q = read_int(c, p, end, &v, &neg);
     if (UNLIKELY(q == NULL))
@@ -485,7 +485,7 @@ const uint8_t *js_i64(js_ctx *c, const uint8_t *p, const uint8_t *end, int64_t *
 
 const uint8_t *js_i32(js_ctx *c, const uint8_t *p, const uint8_t *end, int32_t *out)
 {
-    uint64_t v;
+    uint64_t v = 0;
     bool neg;
     const uint8_t *q = read_int(c, p, end, &v, &neg);
     if (UNLIKELY(q == NULL))
@@ -821,7 +821,7 @@ uint8_t *js_put_f64(uint8_t *w, uint8_t *wend, double v)
         return NULL;
     char best[32], cand[32];
     int n = 0;
-#ifdef __GLIBC__
+#if defined(__GLIBC__) && defined(_GNU_SOURCE)
     locale_t l = c_locale();
     locale_t old = l != (locale_t)0 ? uselocale(l) : (locale_t)0;
 #endif
@@ -838,7 +838,7 @@ uint8_t *js_put_f64(uint8_t *w, uint8_t *wend, double v)
         if (memchr(cand, 'e', (size_t)m) == NULL)
             break;
     }
-#ifdef __GLIBC__
+#if defined(__GLIBC__) && defined(_GNU_SOURCE)
     if (old != (locale_t)0)
         uselocale(old);
 #endif

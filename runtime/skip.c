@@ -140,16 +140,52 @@ static inline int walk_block(uint64_t ob, uint64_t cb, uint64_t cand, int *depth
     return 0;
 }
 
+/* Ends a block's walk: 1 returns the candidate (keeping the block's masks
+ * in the cursor), 2 the closed object, 3 a walk too deep; 0 goes on. */
+static inline int walk_end(sk_cursor *c, const uint8_t *s, size_t n, uint64_t ob, uint64_t cb,
+                           uint64_t cand, uint64_t in_carry, uint64_t esc_carry, int *depth)
+{
+    int at = 0, r = walk_block(ob, cb, cand, depth, &at);
+    if (r == 1) {
+        c->blk = s;
+        c->blk_n = n;
+        c->ob = ob;
+        c->cb = cb;
+        c->cand = cand;
+        c->in_carry = in_carry;
+        c->esc_carry = esc_carry;
+        c->p = s + at;
+    } else if (r == 2) {
+        c->closed = s + at + 1;
+    }
+    return r;
+}
+
 /* The walk, shared by every width. MASKS and PXOR name the width's block
- * and prefix-XOR functions. */
+ * and prefix-XOR functions. A call resuming inside the block its last
+ * candidate came from starts from that block's masks, with the bits before
+ * the resume point cleared: the masks describe the bytes, and the resume
+ * point is at depth 1 outside strings by contract. */
 #define WALK_BODY(MASKS, PXOR)                                                          \
     const uint8_t *s = c->p, *end = c->end;                                             \
     /* a local copy of the wanted bytes lets the compiler keep them in registers */     \
     const sk_firsts fl = f != NULL ? *f : (sk_firsts){{0, 0, 0, 0}, 0};                 \
     const sk_firsts *fw = f != NULL ? &fl : NULL;                                       \
-    int depth = 1;                                                                      \
+    int depth = 1, r;                                                                   \
     uint64_t in_carry = 0, esc_carry = 0;                                               \
     sk_masks m;                                                                         \
+    if (c->blk != NULL && c->p >= c->blk && c->p < c->blk + c->blk_n) {                 \
+        uint64_t keep = ~0ull << (c->p - c->blk);                                       \
+        s = c->blk + c->blk_n;                                                          \
+        in_carry = c->in_carry;                                                         \
+        esc_carry = c->esc_carry;                                                       \
+        r = walk_end(c, c->blk, c->blk_n, c->ob & keep, c->cb & keep, c->cand & keep,   \
+                     in_carry, esc_carry, &depth);                                      \
+        if (r == 1)                                                                     \
+            return c->p;                                                                \
+        if (r != 0)                                                                     \
+            goto stop;                                                                  \
+    }                                                                                   \
     while (s < end) {                                                                   \
         size_t n = (size_t)(end - s) < 64 ? (size_t)(end - s) : 64;                     \
         MASKS(s, n, fw, &m);                                                            \
@@ -161,23 +197,18 @@ static inline int walk_block(uint64_t ob, uint64_t cb, uint64_t cand, int *depth
         /* a string opener is a quote inside the in-string mask; its first byte is */  \
         /* the next bit (for bit 63, in the next block: always a candidate) */          \
         uint64_t cand = fw != NULL ? q & in & ((m.f | m.bs) >> 1 | 1ull << 63) : 0;     \
-        int at = 0;                                                                     \
-        switch (walk_block(m.ob & ~in, m.cb & ~in, cand, &depth, &at)) {                \
-        case 1:                                                                         \
-            c->p = s + at;                                                              \
+        r = walk_end(c, s, n, m.ob & ~in, m.cb & ~in, cand, in_carry, esc_carry, &depth); \
+        if (r == 1)                                                                     \
             return c->p;                                                                \
-        case 2:                                                                         \
-            c->closed = s + at + 1;                                                     \
-            return NULL;                                                                \
-        case 3:                                                                         \
+        if (r != 0)                                                                     \
             goto stop;                                                                  \
-        default:                                                                        \
-            break;                                                                      \
-        }                                                                               \
         s += n;                                                                         \
     }                                                                                   \
-    stop:                                                                               \
     c->closed = NULL;                                                                   \
+    return NULL;                                                                        \
+    stop:                                                                               \
+    if (r == 3)                                                                         \
+        c->closed = NULL;                                                               \
     return NULL;
 
 static const uint8_t *next_portable(sk_cursor *c, const sk_firsts *f)

@@ -34,6 +34,11 @@ typedef struct {
     const uint8_t *p;      /* where the walk resumes: outside any string, at depth 1 */
     const uint8_t *end;
     const uint8_t *closed; /* after the walk ended at the object's closer: one past it */
+    /* The block the last candidate came from, kept so that resuming inside it
+     * reuses its masks instead of reading the bytes again. */
+    const uint8_t *blk;
+    size_t blk_n;
+    uint64_t ob, cb, cand, in_carry, esc_carry;
 } sk_cursor;
 
 /* Up to four wanted first bytes: n of them in b (the rest repeat the last,
@@ -53,6 +58,7 @@ static inline void sk_begin(sk_cursor *c, const uint8_t *open, const uint8_t *en
     c->p = open + 1;
     c->end = end;
     c->closed = NULL;
+    c->blk = NULL;
 }
 
 /* Continue from p, which must be at depth 1 outside any string (just after
