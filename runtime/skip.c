@@ -91,7 +91,7 @@ static inline void masks_portable(const uint8_t *s, size_t n, const sk_firsts *f
  * (*at the closer's bit index), 3 when nesting passed the limit. Depths come
  * from popcounts of the brackets below a bit, so the usual block costs no
  * unpredictable branch per bracket. */
-static inline int walk_block(uint64_t ob, uint64_t cb, uint64_t cand, int *depth, int *at)
+static inline __attribute__((always_inline)) int walk_block(uint64_t ob, uint64_t cb, uint64_t cand, int *depth, int *at)
 {
     int d = *depth, opens = __builtin_popcountll(ob), closes = __builtin_popcountll(cb);
     if (d + opens > JS_MAX_DEPTH) {
@@ -142,7 +142,7 @@ static inline int walk_block(uint64_t ob, uint64_t cb, uint64_t cand, int *depth
 
 /* Ends a block's walk: 1 returns the candidate (keeping the block's masks
  * in the cursor), 2 the closed object, 3 a walk too deep; 0 goes on. */
-static inline int walk_end(sk_cursor *c, const uint8_t *s, size_t n, uint64_t ob, uint64_t cb,
+static inline __attribute__((always_inline)) int walk_end(sk_cursor *c, const uint8_t *s, size_t n, uint64_t ob, uint64_t cb,
                            uint64_t cand, uint64_t in_carry, uint64_t esc_carry, int *depth)
 {
     int at = 0, r = walk_block(ob, cb, cand, depth, &at);
