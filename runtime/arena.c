@@ -12,7 +12,7 @@ void ar_init(ar_arena *a, void *buf, size_t cap)
     a->high = 0;
 }
 
-void *ar_scratch_commit(ar_arena *a, size_t mark, size_t elem, size_t count)
+void *ar_scratch_commit_slow(ar_arena *a, size_t mark, size_t elem, size_t count)
 {
     static uint64_t empty;
     if (count == 0) {

@@ -68,7 +68,25 @@ static inline void *ar_scratch_push(ar_arena *a, size_t n)
 /* Moves the elements pushed since mark (each elem bytes, count of them) to a
  * block from the bottom in push order; returns it (or NULL when full; an
  * empty list returns a non-NULL pointer that must not be read). */
-void *ar_scratch_commit(ar_arena *a, size_t mark, size_t elem, size_t count);
+void *ar_scratch_commit_slow(ar_arena *a, size_t mark, size_t elem, size_t count);
+
+static inline void *ar_scratch_commit(ar_arena *a, size_t mark, size_t elem, size_t count)
+{
+    size_t total = elem * count;
+    size_t at = (a->lo + 7u) & ~(size_t)7u;
+    /* Inline, elem is a constant at each call, so the copies below are a few
+     * moves each. The in-place reversal is only needed when the block's new
+     * place overlaps the scratch it comes from (a nearly full arena). */
+    if (count == 0 || at + total > mark - total)
+        return ar_scratch_commit_slow(a, mark, elem, count);
+    uint8_t *dst = a->base + at;
+    const uint8_t *src = a->base + mark;
+    for (size_t i = 0; i < count; i++)
+        __builtin_memcpy(dst + i * elem, src - (i + 1) * elem, elem);
+    a->hi = mark;
+    a->lo = at + total;
+    return dst;
+}
 
 /* Drops the scratch elements pushed since mark. */
 static inline void ar_scratch_pop(ar_arena *a, size_t mark) { a->hi = mark; }

@@ -501,7 +501,15 @@ static const double pow10_exact[] = {
     1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
 };
 
-/* Everything Clinger's fast path cannot do exactly: strtod on a copy (the
+#if LDBL_MANT_DIG == 64
+static const long double pow10_ld[] = {
+    1e0L,  1e1L,  1e2L,  1e3L,  1e4L,  1e5L,  1e6L,  1e7L,  1e8L,  1e9L,
+    1e10L, 1e11L, 1e12L, 1e13L, 1e14L, 1e15L, 1e16L, 1e17L, 1e18L, 1e19L,
+    1e20L, 1e21L, 1e22L, 1e23L, 1e24L, 1e25L, 1e26L, 1e27L,
+};
+#endif
+
+/* Everything the fast paths cannot do exactly: strtod on a copy (the
  * token is not NUL-terminated, and the byte at end may not be readable). */
 __attribute__((noinline)) static const uint8_t *f64_slow(js_ctx *c, const uint8_t *s,
                                                         const uint8_t *q, double *out)
@@ -590,6 +598,25 @@ const uint8_t *js_f64(js_ctx *c, const uint8_t *p, const uint8_t *end, double *o
         if (e10 >= -22 && e10 <= 22) {
             double d = (double)m;
             d = e10 >= 0 ? d * pow10_exact[e10] : d / pow10_exact[-e10];
+            *out = neg ? -d : d;
+            return p;
+        }
+    }
+#endif
+#if LDBL_MANT_DIG == 64 && FLT_EVAL_METHOD == 0
+    /* Up to 19 digits and |e10| <= 27: m and 10^|e10| (5^27 < 2^64) are exact
+     * in x87 extended precision, so m * or / 10^|e10| is rounded once, to 64
+     * bits. Rounding that to 53 bits is then correct unless the 64-bit result
+     * lies within one unit of a midpoint between two doubles (its low 11
+     * bits 0x3FF..0x401): those go to strtod. */
+    if (!many && m != 0 && e10 >= -27 && e10 <= 27) {
+        long double x = (long double)m;
+        x = e10 >= 0 ? x * pow10_ld[e10] : x / pow10_ld[-e10];
+        uint64_t mant;
+        memcpy(&mant, &x, sizeof mant); /* x87 layout: the 64-bit mantissa first */
+        unsigned low = (unsigned)(mant & 0x7FF);
+        if (low < 0x3FF || low > 0x401) {
+            double d = (double)x;
             *out = neg ? -d : d;
             return p;
         }

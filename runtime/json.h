@@ -91,6 +91,68 @@ const uint8_t *js_string(js_ctx *c, const uint8_t *p, const uint8_t *end, js_str
  * the raw bytes between the quotes are [p+1, ret-1). */
 const uint8_t *js_string_raw(js_ctx *c, const uint8_t *p, const uint8_t *end, bool *escaped);
 
+/* The common case inline: a string of at most 31 bytes with nothing to
+ * escape or validate (ASCII, no backslash, no control byte), found with one
+ * or two 16-byte compares; anything else goes to js_string / js_string_raw. */
+#if defined(__SSE2__)
+#include <emmintrin.h>
+static inline int js_short_plain_(const uint8_t *p, const uint8_t *end)
+{
+    if (end - p < 17)
+        return -1;
+    __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(p + 1));
+    /* a signed compare with 0x20 catches bytes < 0x20 and bytes >= 0x80 */
+    __m128i special = _mm_or_si128(_mm_cmplt_epi8(v, _mm_set1_epi8(0x20)),
+                                   _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')),
+                                                _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))));
+    unsigned mask = (unsigned)_mm_movemask_epi8(special);
+    if (mask == 0) {
+        /* 16 plain bytes: try the next 16 */
+        if (end - p < 33)
+            return -1;
+        v = _mm_loadu_si128((const __m128i *)(const void *)(p + 17));
+        special = _mm_or_si128(_mm_cmplt_epi8(v, _mm_set1_epi8(0x20)),
+                               _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')),
+                                            _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))));
+        mask = (unsigned)_mm_movemask_epi8(special);
+        if (mask == 0)
+            return -1;
+        int at = 16 + __builtin_ctz(mask);
+        return p[1 + at] == '"' ? at : -1;
+    }
+    int at = __builtin_ctz(mask);
+    return p[1 + at] == '"' ? at : -1;
+}
+#else
+static inline int js_short_plain_(const uint8_t *p, const uint8_t *end)
+{
+    (void)p;
+    (void)end;
+    return -1;
+}
+#endif
+
+static inline const uint8_t *js_string_fast(js_ctx *c, const uint8_t *p, const uint8_t *end,
+                                            js_str *out)
+{
+    int n = p < end && *p == '"' ? js_short_plain_(p, end) : -1;
+    if (n < 0)
+        return js_string(c, p, end, out);
+    out->p = (const char *)(p + 1);
+    out->n = (size_t)n;
+    return p + n + 2;
+}
+
+static inline const uint8_t *js_string_raw_fast(js_ctx *c, const uint8_t *p, const uint8_t *end,
+                                                bool *escaped)
+{
+    int n = p < end && *p == '"' ? js_short_plain_(p, end) : -1;
+    if (n < 0)
+        return js_string_raw(c, p, end, escaped);
+    *escaped = false;
+    return p + n + 2;
+}
+
 /* Numbers. p is at the first byte of the value. Integers reject fractions and
  * exponents (TR_E_NOT_INTEGER) and values past the type's range (TR_E_RANGE);
  * "-0" is 0. js_f64 rejects values that overflow to infinity (TR_E_RANGE)

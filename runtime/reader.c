@@ -26,7 +26,8 @@ const uint8_t *rd_in(js_ctx *c, const char *field)
     return NULL;
 }
 
-const uint8_t *rd_key(js_ctx *c, const uint8_t *p, const uint8_t *end, const uint8_t **k, size_t *kn)
+const uint8_t *rd_key_slow(js_ctx *c, const uint8_t *p, const uint8_t *end, const uint8_t **k,
+                           size_t *kn)
 {
     bool esc;
     const uint8_t *q = js_string_raw(c, p, end, &esc);
@@ -49,7 +50,8 @@ const uint8_t *rd_key(js_ctx *c, const uint8_t *p, const uint8_t *end, const uin
     return js_ws(q + 1, end);
 }
 
-const uint8_t *rd_next(js_ctx *c, const uint8_t *p, const uint8_t *end, uint8_t closer, bool *more)
+const uint8_t *rd_next_slow(js_ctx *c, const uint8_t *p, const uint8_t *end, uint8_t closer,
+                            bool *more)
 {
     p = js_ws(p, end);
     if (p >= end)

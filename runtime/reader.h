@@ -22,12 +22,47 @@ const uint8_t *rd_in(js_ctx *c, const char *field);
  * returning the position of the value. k and kn receive the key's decoded bytes: a
  * view of the input, or, when it has escapes, a copy on the scratch stack
  * (pop it with ar_scratch_pop at a mark taken before the call). */
-const uint8_t *rd_key(js_ctx *c, const uint8_t *p, const uint8_t *end, const uint8_t **k, size_t *kn);
+const uint8_t *rd_key_slow(js_ctx *c, const uint8_t *p, const uint8_t *end, const uint8_t **k,
+                           size_t *kn);
+
+static inline __attribute__((always_inline)) const uint8_t *rd_key(js_ctx *c, const uint8_t *p, const uint8_t *end,
+                                    const uint8_t **k, size_t *kn)
+{
+    bool esc;
+    const uint8_t *q = js_string_raw_fast(c, p, end, &esc);
+    if (q == NULL || esc)
+        return q == NULL ? NULL : rd_key_slow(c, p, end, k, kn);
+    *k = p + 1;
+    *kn = (size_t)(q - 1 - (p + 1));
+    if (q < end && *q == ':') {
+        q++;
+        if (q < end && *q != ' ' && *q != '\n' && *q != '\r' && *q != '\t')
+            return q;
+        return js_ws(q, end);
+    }
+    return rd_key_slow(c, p, end, k, kn);
+}
 
 /* After a member: whitespace, then ',' (returns the next key's position,
  * *more = true) or the closer (returns the position after it, *more =
  * false); anything else is TR_E_SYNTAX, the end TR_E_EOF. */
-const uint8_t *rd_next(js_ctx *c, const uint8_t *p, const uint8_t *end, uint8_t closer, bool *more);
+const uint8_t *rd_next_slow(js_ctx *c, const uint8_t *p, const uint8_t *end, uint8_t closer,
+                            bool *more);
+
+static inline const uint8_t *rd_next(js_ctx *c, const uint8_t *p, const uint8_t *end,
+                                     uint8_t closer, bool *more)
+{
+    /* the compact form first: ',' then the next value's first byte, or the closer */
+    if (p + 1 < end && *p == ',' && p[1] != ' ' && p[1] != '\n' && p[1] != '\r' && p[1] != '\t') {
+        *more = true;
+        return p + 1;
+    }
+    if (p < end && *p == closer) {
+        *more = false;
+        return p + 1;
+    }
+    return rd_next_slow(c, p, end, closer, more);
+}
 
 /* A string naming a case (an enum's or a union tag's): p at the value. from
  * maps decoded bytes to the case (or -1: TR_E_ENUM, or tag_error when this
