@@ -12,6 +12,7 @@ static void help(FILE *f)
 {
     fprintf(f,
             "usage: triage-demo gen [--count N] [--seed S] [--size K] [--layout late|first]\n"
+            "                       [--compress identity|gzip] [--compress-ratio R]\n"
             "\n"
             "Writes N generated Issues to stdout as gRPC frames (1-byte flag, 4-byte\n"
             "big-endian length, JSON). Same seed and size, same bytes.\n"
@@ -19,13 +20,17 @@ static void help(FILE *f)
             "  --seed S         random seed (default 1)\n"
             "  --size K         list and map lengths are 0..K (default 7, about 4.1 KB)\n"
             "  --layout late    fields in declared order, detail near the end (default)\n"
-            "  --layout first   the same issues with detail moved to the front\n");
+            "  --layout first   the same issues with detail moved to the front\n"
+            "  --compress gzip  gzip the messages (compressed flag 1; default identity)\n"
+            "  --compress-ratio R  with gzip, compress only a share R in [0, 1] of them\n"
+            "                   (default 1), chosen by (seed, message number)\n");
 }
 
 int cmd_gen(int argc, char **argv)
 {
     uint64_t count = 1000, seed = 1, size = 7;
-    bool first = false, bad = false;
+    bool first = false, bad = false, gzip = false, ratio_set = false;
+    double ratio = 1;
     for (int i = 1; i < argc && !bad; i++) {
         const char *v = NULL;
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
@@ -44,15 +49,39 @@ int cmd_gen(int argc, char **argv)
                 fprintf(stderr, "triage-demo: --layout is late or first, not '%s'\n", v);
                 bad = true;
             }
+        } else if (opt_match(argc, argv, &i, "--compress", &v, &bad)) {
+            if (!bad && (strcmp(v, "gzip") == 0 || strcmp(v, "identity") == 0))
+                gzip = strcmp(v, "gzip") == 0;
+            else if (!bad) {
+                fprintf(stderr, "triage-demo gen: --compress is identity or gzip, not '%s'\n", v);
+                bad = true;
+            }
+        } else if (opt_match(argc, argv, &i, "--compress-ratio", &v, &bad)) {
+            char *e = NULL;
+            if (!bad)
+                ratio = strtod(v, &e);
+            if (!bad && (e == v || *e != '\0' || !(ratio >= 0 && ratio <= 1))) {
+                fprintf(stderr, "triage-demo gen: --compress-ratio is a number in [0, 1], not '%s'\n", v);
+                bad = true;
+            }
+            ratio_set = true;
         } else {
             fprintf(stderr, "triage-demo gen: unknown option '%s' (see --help)\n", argv[i]);
             bad = true;
         }
     }
+    if (!bad && ratio_set && !gzip) {
+        fprintf(stderr, "triage-demo gen: --compress-ratio needs --compress gzip\n");
+        bad = true;
+    }
     if (bad)
         return 2;
 
     iss_gen *g = iss_gen_new((int)size);
+    if (g != NULL && gzip && !iss_gen_compress(g, ratio)) {
+        iss_gen_free(g);
+        g = NULL;
+    }
     if (g == NULL) {
         fprintf(stderr, "triage-demo gen: out of memory\n");
         return 1;

@@ -3,6 +3,8 @@
 
 #include <stdlib.h>
 
+#include "inflate.h"
+
 #define GEN_ARENA (64u << 20)
 
 struct iss_gen {
@@ -11,6 +13,9 @@ struct iss_gen {
     uint8_t *mem;
     uint8_t *frame; /* 5 + ISS_MAX_MESSAGE bytes */
     tr_Issue issue;
+    double ratio;   /* share of frames compressed */
+    gz_deflater gz; /* when ratio > 0 */
+    uint8_t *plain; /* ISS_MAX_MESSAGE bytes: the JSON before compression */
 };
 
 iss_gen *iss_gen_new(int size)
@@ -35,6 +40,10 @@ void iss_gen_free(iss_gen *g)
         return;
     free(g->mem);
     free(g->frame);
+    if (g->plain != NULL) {
+        gz_deflater_destroy(&g->gz);
+        free(g->plain);
+    }
     free(g);
 }
 
@@ -50,17 +59,53 @@ const tr_Issue *iss_gen_issue(iss_gen *g, uint64_t seed, uint64_t i)
 const uint8_t *iss_gen_frame(iss_gen *g, uint64_t seed, uint64_t i, bool detail_first, size_t *n)
 {
     const tr_Issue *is = iss_gen_issue(g, seed, i);
-    uint8_t *body = g->frame + 5;
+    bool gz = iss_compressed(seed, i, g->ratio);
+    uint8_t *body = gz ? g->plain : g->frame + 5;
     uint8_t *w = tr_encode_Issue_first(body, body + ISS_MAX_MESSAGE, is,
                                        detail_first ? TR_ISSUE_F_DETAIL : -1);
     if (w == NULL)
         return NULL;
     size_t len = (size_t)(w - body);
-    g->frame[0] = 0;
+    if (gz) {
+        tr_message plain = {body, len};
+        len = gz_deflate(&g->gz, plain, g->frame + 5, ISS_MAX_MESSAGE);
+        if (len == 0)
+            return NULL;
+    }
+    g->frame[0] = gz;
     g->frame[1] = (uint8_t)(len >> 24);
     g->frame[2] = (uint8_t)(len >> 16);
     g->frame[3] = (uint8_t)(len >> 8);
     g->frame[4] = (uint8_t)len;
     *n = len + 5;
     return g->frame;
+}
+
+bool iss_gen_compress(iss_gen *g, double ratio)
+{
+    if (ratio > 0 && g->plain == NULL) {
+        uint8_t *plain = malloc(ISS_MAX_MESSAGE);
+        if (plain == NULL)
+            return false;
+        if (!gz_deflater_init(&g->gz, GZ_DEFAULT_LEVEL)) {
+            free(plain);
+            return false;
+        }
+        g->plain = plain;
+    }
+    g->ratio = ratio;
+    return true;
+}
+
+bool iss_compressed(uint64_t seed, uint64_t i, double ratio)
+{
+    if (ratio <= 0)
+        return false;
+    if (ratio >= 1)
+        return true;
+    /* Stream (seed ^ K, i), never (seed, i): the issue's own draws stay as
+     * they were. 53 bits make a double in [0, 1) exactly. */
+    rg_rng r;
+    rg_seed(&r, seed ^ 0x677a6970u /* "gzip" */, i);
+    return (double)(rg_next(&r) >> 11) * 0x1p-53 < ratio;
 }

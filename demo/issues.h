@@ -23,7 +23,18 @@ void iss_gen_free(iss_gen *g);
 const tr_Issue *iss_gen_issue(iss_gen *g, uint64_t seed, uint64_t i);
 
 /* The same issue encoded as one frame (5-byte header + JSON), detail moved to
- * the front when detail_first; NULL when it would exceed ISS_MAX_MESSAGE. */
+ * the front when detail_first; NULL when it would exceed ISS_MAX_MESSAGE.
+ * When iss_compressed(seed, i, ratio) for the ratio set by iss_gen_compress,
+ * the JSON is gzipped and the frame's flag is 1. */
 const uint8_t *iss_gen_frame(iss_gen *g, uint64_t seed, uint64_t i, bool detail_first, size_t *n);
+
+/* From now on gzip a share ratio in [0, 1] of the frames (0: none, the
+ * default; 1: all). false: out of memory (g is unchanged). */
+bool iss_gen_compress(iss_gen *g, double ratio) __attribute__((warn_unused_result));
+
+/* Whether message i of the run seeded with seed is compressed at this ratio:
+ * a draw from its own random stream, so any message can be regenerated
+ * alone, and the choice does not change the issue's bytes. */
+bool iss_compressed(uint64_t seed, uint64_t i, double ratio);
 
 #endif

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "inflate.h"
 #include "readers.h"
 #include "skip.h"
 #include "source.h"
@@ -33,14 +34,17 @@ static void help(FILE *f)
             "  --verify schema  optics also require what the full decoder accepts, so\n"
             "                   their verdict equals decode's on any input\n"
             "  --summary        print a tally to stderr at the end\n"
+            "  --grpc-encoding identity  a compressed frame is a framing error (default)\n"
+            "  --grpc-encoding gzip      compressed frames are gzip: inflated, then judged\n"
             "Exit status: 0 when the input ends on a frame boundary; 2 on a framing\n"
-            "error (after the lines of every whole message before it) or a bad policy.\n");
+            "error or a gzip message that does not inflate (corrupt, CRC, over 4 MiB),\n"
+            "after the lines of every whole message before it, or a bad policy.\n");
 }
 
 int cmd_judge(int argc, char **argv)
 {
     const char *policy_path = NULL, *reader = "optics";
-    bool bad = false, summary = false;
+    bool bad = false, summary = false, gzip = false;
     vf_level verify = VF_OFF;
     for (int i = 1; i < argc && !bad; i++) {
         const char *v = NULL;
@@ -54,6 +58,13 @@ int cmd_judge(int argc, char **argv)
         } else if (opt_match(argc, argv, &i, "--verify", &v, &bad)) {
             if (!bad && !vf_parse_level(v, &verify)) {
                 fprintf(stderr, "triage-demo judge: --verify is off, json or schema, not '%s'\n", v);
+                bad = true;
+            }
+        } else if (opt_match(argc, argv, &i, "--grpc-encoding", &v, &bad)) {
+            if (!bad && (strcmp(v, "gzip") == 0 || strcmp(v, "identity") == 0))
+                gzip = strcmp(v, "gzip") == 0;
+            else if (!bad) {
+                fprintf(stderr, "triage-demo judge: --grpc-encoding is identity or gzip, not '%s'\n", v);
                 bad = true;
             }
         } else if (strcmp(argv[i], "--summary") == 0) {
@@ -82,15 +93,17 @@ int cmd_judge(int argc, char **argv)
 
     sk_init();
     src_reader src;
-    if (!src_open(&src, STDIN_FILENO, false, err, sizeof err)) {
+    if (!src_open(&src, STDIN_FILENO, gzip, err, sizeof err)) {
         fprintf(stderr, "triage-demo judge: %s\n", err);
         return 1;
     }
     uint8_t *mem = malloc(DECODE_ARENA);
     vf_checker *vc = vf_new();
-    if (mem == NULL || vc == NULL) {
+    gz_inflater gz = {0};
+    if (mem == NULL || vc == NULL || (gzip && !gz_inflater_init(&gz, 0))) {
         free(mem);
         vf_free(vc);
+        gz_inflater_destroy(&gz);
         fprintf(stderr, "triage-demo judge: out of memory\n");
         src_close(&src);
         return 1;
@@ -104,19 +117,27 @@ int cmd_judge(int argc, char **argv)
     tr_Issue issue;
     fr_frame f;
     int r;
+    tr_error inflate_err = {0};
     while ((r = src_next(&src, &f)) == 1) {
+        /* A compressed message is judged in the inflater's buffer. */
+        tr_message msg = f.msg;
+        if (f.compressed) {
+            inflate_err = gz_inflate(&gz, f.msg, &msg);
+            if (inflate_err.code != TR_E_OK)
+                break;
+        }
         ar_reset(&arena);
         int kind = -1;
         bool keep = false;
         if (optics) {
             tr_view_Detail detail;
-            if (vf_check(vc, verify, f.msg).code == TR_E_OK && tr_scan_detail(f.msg, &detail)) {
+            if (vf_check(vc, verify, msg).code == TR_E_OK && tr_scan_detail(msg, &detail)) {
                 rd_bytes st;
                 po_reader rd = rd_optics(&st, detail);
                 keep = po_judge(&policy, &rd, &kind);
             }
         } else {
-            tr_error e = tr_decode_Issue(f.msg.p, f.msg.n, &arena, &issue);
+            tr_error e = tr_decode_Issue(msg.p, msg.n, &arena, &issue);
             if (e.code == TR_E_OK) {
                 po_reader rd = rd_model(&issue.detail);
                 keep = po_judge(&policy, &rd, &kind);
@@ -130,7 +151,12 @@ int cmd_judge(int argc, char **argv)
     }
     fflush(stdout);
     int rc = 0;
-    if (r < 0) {
+    if (inflate_err.code != TR_E_OK) {
+        fprintf(stderr, "triage-demo judge: %s (%s) at byte %zu, in the message at byte %zu\n",
+                tr_error_text(inflate_err.code), tr_error_name(inflate_err.code),
+                f.offset + FR_HEADER_LEN + inflate_err.offset, f.offset);
+        rc = 2;
+    } else if (r < 0) {
         src_report(&src, "judge");
         rc = 2;
     }
@@ -142,6 +168,7 @@ int cmd_judge(int argc, char **argv)
     }
     free(mem);
     vf_free(vc);
+    gz_inflater_destroy(&gz);
     src_close(&src);
     return rc;
 }

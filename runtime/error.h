@@ -39,7 +39,12 @@
     X(FRAME_TRUNCATED, "input ends inside a frame")                           \
     X(FRAME_FLAG, "invalid compressed-flag byte")                             \
     X(BUFFER, "output buffer too small")                                      \
-    X(IO, "input/output error")
+    X(IO, "input/output error")                                               \
+    X(GZIP_CORRUPT, "corrupt gzip member")                                    \
+    X(GZIP_TRUNCATED, "gzip member ends early")                               \
+    X(GZIP_CRC, "gzip CRC mismatch")                                          \
+    X(GZIP_SIZE, "gzip length trailer mismatch")                              \
+    X(INFLATE_LIMIT, "inflated message over the limit")
 
 typedef enum {
 #define TR_ERR_ENUM(name, text) TR_E_##name,
@@ -59,6 +64,13 @@ const char *tr_error_text(tr_code code);
 
 /* The name of a code ("SYNTAX", ...), for tests and machine output. */
 const char *tr_error_name(tr_code code);
+
+/* Formats a message into a caller's buffer (nothing when err is NULL or
+ * errlen 0): how modules that fail with text report it. */
+void tr_say(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* errno's text, thread-safe; e is captured right after the failing call. */
+const char *tr_errno_text(int e, char *buf, size_t n);
 
 /* Records code at offset unless an error is already recorded (first wins). */
 static inline void tr_error_set(tr_error *e, tr_code code, size_t offset)

@@ -1,6 +1,8 @@
 /* net.c: TCP helpers with error text in the caller's buffer. */
 #include "net.h"
 
+#include "error.h"
+
 #include <errno.h>
 #include <limits.h>
 #include <netdb.h>
@@ -19,31 +21,12 @@
 #define IOV_MAX 1024
 #endif
 
-static void say(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void say(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (err == NULL || errlen == 0)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
-
-/* errno's text; e is captured by the caller right after the failing call. */
-static const char *errtext(int e, char *buf, size_t n)
-{
-    return strerror_r(e, buf, n); /* the GNU variant: may not use buf */
-}
-
 int net_parse_addr(const char *hostport, net_addr *out, char *err,
                    size_t errlen)
 {
     const char *colon = strrchr(hostport, ':');
     if (colon == NULL) {
-        say(err, errlen, "bad address '%s': expected HOST:PORT", hostport);
+        tr_say(err, errlen, "bad address '%s': expected HOST:PORT", hostport);
         return -1;
     }
     const char *h = hostport;
@@ -52,18 +35,18 @@ int net_parse_addr(const char *hostport, net_addr *out, char *err,
         h++;
         hn -= 2;
     } else if (memchr(h, ':', hn) != NULL) {
-        say(err, errlen, "bad address '%s': write an IPv6 host as [HOST]:PORT",
+        tr_say(err, errlen, "bad address '%s': write an IPv6 host as [HOST]:PORT",
             hostport);
         return -1;
     }
     if (hn >= sizeof out->host) {
-        say(err, errlen, "bad address '%s': host name too long", hostport);
+        tr_say(err, errlen, "bad address '%s': host name too long", hostport);
         return -1;
     }
     const char *ps = colon + 1;
     unsigned long port = 0;
     if (*ps == '\0') {
-        say(err, errlen, "bad address '%s': missing port", hostport);
+        tr_say(err, errlen, "bad address '%s': missing port", hostport);
         return -1;
     }
     for (const char *c = ps; *c; c++) {
@@ -74,7 +57,7 @@ int net_parse_addr(const char *hostport, net_addr *out, char *err,
         port = port * 10 + (unsigned long)(*c - '0');
     }
     if (port > 65535) {
-        say(err, errlen, "bad address '%s': port must be 0..65535", hostport);
+        tr_say(err, errlen, "bad address '%s': port must be 0..65535", hostport);
         return -1;
     }
     memcpy(out->host, h, hn);
@@ -98,7 +81,7 @@ static int resolve(const net_addr *a, bool passive, struct addrinfo **res)
 
 static const char *gaitext(int rc, int e, char *buf, size_t n)
 {
-    return rc == EAI_SYSTEM ? errtext(e, buf, n) : gai_strerror(rc);
+    return rc == EAI_SYSTEM ? tr_errno_text(e, buf, n) : gai_strerror(rc);
 }
 
 int net_listen(const char *hostport, int backlog, uint16_t *bound_port,
@@ -111,7 +94,7 @@ int net_listen(const char *hostport, int backlog, uint16_t *bound_port,
     struct addrinfo *res = NULL;
     int rc = resolve(&a, true, &res);
     if (rc != 0) {
-        say(err, errlen, "cannot listen on %s: %s", hostport,
+        tr_say(err, errlen, "cannot listen on %s: %s", hostport,
             gaitext(rc, errno, eb, sizeof eb));
         return -1;
     }
@@ -134,8 +117,8 @@ int net_listen(const char *hostport, int backlog, uint16_t *bound_port,
     }
     freeaddrinfo(res);
     if (fd < 0) {
-        say(err, errlen, "cannot listen on %s: %s", hostport,
-            errtext(e, eb, sizeof eb));
+        tr_say(err, errlen, "cannot listen on %s: %s", hostport,
+            tr_errno_text(e, eb, sizeof eb));
         return -1;
     }
     if (bound_port != NULL) {
@@ -144,8 +127,8 @@ int net_listen(const char *hostport, int backlog, uint16_t *bound_port,
         if (getsockname(fd, (struct sockaddr *)&ss, &sl) != 0) {
             e = errno;
             close(fd);
-            say(err, errlen, "cannot listen on %s: getsockname: %s", hostport,
-                errtext(e, eb, sizeof eb));
+            tr_say(err, errlen, "cannot listen on %s: getsockname: %s", hostport,
+                tr_errno_text(e, eb, sizeof eb));
             return -1;
         }
         *bound_port = ss.ss_family == AF_INET6
@@ -165,7 +148,7 @@ int net_accept(int lfd, char *err, size_t errlen)
         if (e == EINTR || e == ECONNABORTED)
             continue;
         char eb[128];
-        say(err, errlen, "accept: %s", errtext(e, eb, sizeof eb));
+        tr_say(err, errlen, "accept: %s", tr_errno_text(e, eb, sizeof eb));
         return -1;
     }
 }
@@ -201,7 +184,7 @@ int net_connect(const char *hostport, char *err, size_t errlen)
     struct addrinfo *res = NULL;
     int rc = resolve(&a, false, &res);
     if (rc != 0) {
-        say(err, errlen, "cannot connect to %s: %s", hostport,
+        tr_say(err, errlen, "cannot connect to %s: %s", hostport,
             gaitext(rc, errno, eb, sizeof eb));
         return -1;
     }
@@ -222,8 +205,8 @@ int net_connect(const char *hostport, char *err, size_t errlen)
     }
     freeaddrinfo(res);
     if (fd < 0) {
-        say(err, errlen, "cannot connect to %s: %s", hostport,
-            errtext(e, eb, sizeof eb));
+        tr_say(err, errlen, "cannot connect to %s: %s", hostport,
+            tr_errno_text(e, eb, sizeof eb));
         return -1;
     }
     return fd;
@@ -234,8 +217,8 @@ int net_nodelay(int fd, char *err, size_t errlen)
     int one = 1;
     if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) != 0) {
         char eb[128];
-        say(err, errlen, "setsockopt TCP_NODELAY: %s",
-            errtext(errno, eb, sizeof eb));
+        tr_say(err, errlen, "setsockopt TCP_NODELAY: %s",
+            tr_errno_text(errno, eb, sizeof eb));
         return -1;
     }
     return 0;
@@ -246,7 +229,7 @@ ssize_t net_read_ring(int fd, rb_ring *rb, char *err, size_t errlen)
     size_t room;
     uint8_t *w = rb_space(rb, &room);
     if (room == 0) {
-        say(err, errlen, "read buffer full (%zu bytes unread)", rb->len);
+        tr_say(err, errlen, "read buffer full (%zu bytes unread)", rb->len);
         return -1;
     }
     if (room > NET_READ_MAX)
@@ -265,7 +248,7 @@ ssize_t net_read_ring(int fd, rb_ring *rb, char *err, size_t errlen)
         if (e == EAGAIN || e == EWOULDBLOCK)
             return NET_AGAIN;
         char eb[128];
-        say(err, errlen, "read: %s", errtext(e, eb, sizeof eb));
+        tr_say(err, errlen, "read: %s", tr_errno_text(e, eb, sizeof eb));
         return -1;
     }
 }
@@ -310,17 +293,17 @@ int net_writev_all(int fd, struct iovec *iov, size_t iovcnt, char *err,
                 struct pollfd p = {.fd = fd, .events = POLLOUT};
                 if (poll(&p, 1, -1) < 0 && errno != EINTR) {
                     e = errno;
-                    say(err, errlen, "write: poll: %s",
-                        errtext(e, eb, sizeof eb));
+                    tr_say(err, errlen, "write: poll: %s",
+                        tr_errno_text(e, eb, sizeof eb));
                     return -1;
                 }
                 continue;
             }
             if (e == EPIPE || e == ECONNRESET)
-                say(err, errlen, "write: peer closed the connection (%s)",
-                    errtext(e, eb, sizeof eb));
+                tr_say(err, errlen, "write: peer closed the connection (%s)",
+                    tr_errno_text(e, eb, sizeof eb));
             else
-                say(err, errlen, "write: %s", errtext(e, eb, sizeof eb));
+                tr_say(err, errlen, "write: %s", tr_errno_text(e, eb, sizeof eb));
             return -1;
         }
         /* Partial write: advance past the n bytes that went out. */

@@ -1,6 +1,8 @@
 /* ring.c: the mirrored ring and its flat fallback. */
 #include "ring.h"
 
+#include "error.h"
+
 #include <assert.h>
 #include <errno.h>
 #include <stdarg.h>
@@ -10,25 +12,6 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-static void say(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void say(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (err == NULL || errlen == 0)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
-
-/* Text of an errno value, thread-safe (GNU strerror_r). */
-static const char *errtext(int e, char *buf, size_t n)
-{
-    return strerror_r(e, buf, n);
-}
-
 #ifdef __linux__
 /* Maps one memfd of cap bytes twice, back to back. Returns the base or NULL
  * with err set. */
@@ -37,11 +20,11 @@ static uint8_t *map_mirror(size_t cap, char *err, size_t errlen)
     char eb[64];
     int fd = memfd_create("tr-ring", MFD_CLOEXEC);
     if (fd < 0) {
-        say(err, errlen, "memfd_create: %s", errtext(errno, eb, sizeof eb));
+        tr_say(err, errlen, "memfd_create: %s", tr_errno_text(errno, eb, sizeof eb));
         return NULL;
     }
     if (ftruncate(fd, (off_t)cap) != 0) {
-        say(err, errlen, "ftruncate: %s", errtext(errno, eb, sizeof eb));
+        tr_say(err, errlen, "ftruncate: %s", tr_errno_text(errno, eb, sizeof eb));
         close(fd);
         return NULL;
     }
@@ -50,7 +33,7 @@ static uint8_t *map_mirror(size_t cap, char *err, size_t errlen)
     void *res = mmap(NULL, 2 * cap, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS,
                      -1, 0);
     if (res == MAP_FAILED) {
-        say(err, errlen, "mmap (reserve): %s", errtext(errno, eb, sizeof eb));
+        tr_say(err, errlen, "mmap (reserve): %s", tr_errno_text(errno, eb, sizeof eb));
         close(fd);
         return NULL;
     }
@@ -59,8 +42,8 @@ static uint8_t *map_mirror(size_t cap, char *err, size_t errlen)
         void *m = mmap(base + (size_t)i * cap, cap, PROT_READ | PROT_WRITE,
                        MAP_SHARED | MAP_FIXED, fd, 0);
         if (m == MAP_FAILED) {
-            say(err, errlen, "mmap (half %d): %s", i,
-                errtext(errno, eb, sizeof eb));
+            tr_say(err, errlen, "mmap (half %d): %s", i,
+                tr_errno_text(errno, eb, sizeof eb));
             munmap(base, 2 * cap);
             close(fd);
             return NULL;
@@ -73,7 +56,7 @@ static uint8_t *map_mirror(size_t cap, char *err, size_t errlen)
 static uint8_t *map_mirror(size_t cap, char *err, size_t errlen)
 {
     (void)cap;
-    say(err, errlen, "mirrored ring needs Linux (memfd_create)");
+    tr_say(err, errlen, "mirrored ring needs Linux (memfd_create)");
     return NULL;
 }
 #endif
@@ -86,7 +69,7 @@ int rb_init(rb_ring *rb, size_t cap, rb_mode mode, char *err, size_t errlen)
     long pg = sysconf(_SC_PAGESIZE);
     size_t page = pg > 0 ? (size_t)pg : 4096;
     if (cap > (SIZE_MAX / 2 - page)) {
-        say(err, errlen, "ring capacity %zu is too large", cap);
+        tr_say(err, errlen, "ring capacity %zu is too large", cap);
         return -1;
     }
     cap = (cap + page - 1) / page * page;
@@ -104,7 +87,7 @@ int rb_init(rb_ring *rb, size_t cap, rb_mode mode, char *err, size_t errlen)
         if (rb->base != NULL) {
             rb->mirrored = true;
         } else if (mode == RB_MIRROR) {
-            say(err, errlen, "cannot map the mirrored ring: %s", why);
+            tr_say(err, errlen, "cannot map the mirrored ring: %s", why);
             return -1;
         } else {
             memcpy(rb->why_flat, why, sizeof why);
@@ -113,7 +96,7 @@ int rb_init(rb_ring *rb, size_t cap, rb_mode mode, char *err, size_t errlen)
     if (rb->base == NULL) {
         rb->base = malloc(cap);
         if (rb->base == NULL) {
-            say(err, errlen, "cannot allocate a %zu-byte read buffer", cap);
+            tr_say(err, errlen, "cannot allocate a %zu-byte read buffer", cap);
             return -1;
         }
     }

@@ -4,9 +4,17 @@
 # no-op when everything is there. Usage: scripts/deps.sh [--bench]
 set -euo pipefail
 
-pkgs=(gcc make re2c check libjsmn-dev pkg-config libsubunit-dev python3 clang libclang-rt-14-dev)
+if [ "${1:-}" = "--help" ] || [ "${1:-}" = "-h" ]; then
+    echo "usage: scripts/deps.sh [--bench]"
+    echo "Installs the missing Debian packages the build and tests need (--bench: also"
+    echo "those of the benchmarks' peers). Needs root for apt-get; a no-op when all are there."
+    exit 0
+fi
+
+pkgs=(gcc make re2c check libjsmn-dev pkg-config libsubunit-dev python3 clang libclang-rt-14-dev
+      libdeflate-dev)
 if [ "${1:-}" = "--bench" ]; then
-    pkgs+=(g++ libsimdjson-dev libcjson-dev jq gnuplot-nox libdeflate-dev)
+    pkgs+=(g++ libsimdjson-dev libcjson-dev jq gnuplot-nox)
 fi
 
 missing=()
