@@ -2,9 +2,13 @@
  * verdict, over a pool of 256 generated messages at size 7 (small enough
  * to stay in cache), for each layout (detail late, as declared, or first).
  *
- *   decode   decode the whole Issue into an arena, judge the model
- *   optics   slice out the detail, judge it through the scanners
- *   detail   slice out the detail alone (the walk the optics start with)
+ *   decode         decode the whole Issue into an arena, judge the model
+ *   optics         slice out the detail, judge it through the scanners
+ *   detail         slice out the detail alone (the walk the optics start with)
+ *   optics-json    optics after checking the message is well-formed JSON
+ *   optics-schema  optics after the generated validator (decode's rules)
+ *   optics-gzip    the message arrives gzip-compressed: inflate, then optics
+ *   decode-gzip    the same, then decode
  *
  * Before timing, every message's verdict from optics must equal decode's:
  * a reader that disagrees fails the benchmark. */
@@ -12,7 +16,9 @@
 #include <string.h>
 
 #include "bench.h"
+#include "inflate.h"
 #include "readers.h"
+#include "verify.h"
 #include "skip.h"
 #include "triage.h"
 
@@ -24,11 +30,22 @@ typedef struct {
     po_policy policy;
     ar_arena arena;
     tr_Issue issue;
+    vf_checker *verify;
+    vf_level level;
+    gz_inflater inflater;
+    uint8_t *gz;          /* the pool's messages, each gzip-compressed */
+    size_t *gz_off, *gz_len;
+    bool gzip;            /* judge the compressed copies */
 } ctx_t;
 
-static tr_message msg_at(const ctx_t *c, size_t i)
+static tr_message msg_at(ctx_t *c, size_t i)
 {
-    return (tr_message){c->pool.buf + c->pool.off[i], c->pool.len[i]};
+    if (!c->gzip)
+        return (tr_message){c->pool.buf + c->pool.off[i], c->pool.len[i]};
+    tr_message plain = {NULL, 0};
+    tr_error e = gz_inflate(&c->inflater, (tr_message){c->gz + c->gz_off[i], c->gz_len[i]}, &plain);
+    (void)e; /* the copies were checked when made; an error leaves plain empty */
+    return plain;
 }
 
 static int verdict_decode(ctx_t *c, size_t i)
@@ -45,7 +62,10 @@ static int verdict_decode(ctx_t *c, size_t i)
 static int verdict_optics(ctx_t *c, size_t i)
 {
     tr_view_Detail d;
-    if (!tr_scan_detail(msg_at(c, i), &d))
+    tr_message m = msg_at(c, i);
+    if (c->level != VF_OFF && vf_check(c->verify, c->level, m).code != TR_E_OK)
+        return -2;
+    if (!tr_scan_detail(m, &d))
         return -2;
     rd_bytes st;
     po_reader rd = rd_optics(&st, d);
@@ -63,6 +83,31 @@ static void run_detail(void *ctx, size_t i)
         bn_sink += d.n;
 }
 
+/* Compresses the pool's messages once, before anything is timed. */
+static bool make_gzip(ctx_t *c)
+{
+    gz_deflater z;
+    if (!gz_deflater_init(&z, GZ_DEFAULT_LEVEL))
+        return false;
+    size_t cap = gz_bound(&z, c->pool.total) + POOL * 64;
+    c->gz = malloc(cap);
+    c->gz_off = calloc(POOL, sizeof *c->gz_off);
+    c->gz_len = calloc(POOL, sizeof *c->gz_len);
+    bool ok = c->gz != NULL && c->gz_off != NULL && c->gz_len != NULL &&
+              gz_inflater_init(&c->inflater, 0);
+    size_t at = 0;
+    for (size_t i = 0; ok && i < POOL; i++) {
+        size_t n = gz_deflate(&z, (tr_message){c->pool.buf + c->pool.off[i], c->pool.len[i]},
+                              c->gz + at, cap - at);
+        c->gz_off[i] = at;
+        c->gz_len[i] = n;
+        at += n;
+        ok = n > 0;
+    }
+    gz_deflater_destroy(&z);
+    return ok;
+}
+
 static void report(const bn_opts *o, const char *cse, const char *layout, const bn_result *r,
                    double decode_ns, size_t avg_bytes)
 {
@@ -74,7 +119,7 @@ static void report(const bn_opts *o, const char *cse, const char *layout, const 
                cse, layout, avg_bytes, r->median_ns, r->min_ns, r->max_ns, decode_ns / r->median_ns,
                r->allocs, r->bytes, sk_impl_name());
     else
-        printf("triage %-8s %-6s %9.1f ns/msg  (%.1f..%.1f)  %6.1fx decode  %5.3f allocs/msg  %7.1f B/msg\n",
+        printf("triage %-13s %-6s %9.1f ns/msg  (%.1f..%.1f)  %6.1fx decode  %5.3f allocs/msg  %7.1f B/msg\n",
                cse, layout, r->median_ns, r->min_ns, r->max_ns, decode_ns / r->median_ns, r->allocs,
                r->bytes);
 }
@@ -97,6 +142,11 @@ int bench_triage(const bn_opts *o)
             return 1;
         }
         ar_init(&c->arena, mem, ARENA);
+        c->verify = vf_new();
+        if (c->verify == NULL) {
+            fprintf(stderr, "triage-bench: out of memory\n");
+            return 1;
+        }
         for (size_t i = 0; i < POOL; i++) {
             int d = verdict_decode(c, i), op = verdict_optics(c, i);
             if (d != op) {
@@ -113,7 +163,38 @@ int bench_triage(const bn_opts *o)
             report(o, "optics", layouts[l], &opt, dec.median_ns, avg);
             bn_result det = bn_time(o, POOL, run_detail, c);
             report(o, "detail", layouts[l], &det, dec.median_ns, avg);
+            static const struct {
+                const char *name;
+                vf_level level;
+            } levels[] = {{"optics-json", VF_JSON}, {"optics-schema", VF_SCHEMA}};
+            for (int v = 0; v < 2; v++) {
+                c->level = levels[v].level;
+                bn_result r = bn_time(o, POOL, run_optics, c);
+                report(o, levels[v].name, layouts[l], &r, dec.median_ns, avg);
+            }
+            c->level = VF_OFF;
+            if (make_gzip(c)) {
+                c->gzip = true;
+                for (size_t i = 0; i < POOL; i++)
+                    if (verdict_decode(c, i) != verdict_optics(c, i)) {
+                        fprintf(stderr, "triage-bench: gzip message %zu: readers disagree\n", i);
+                        rc = 1;
+                    }
+                bn_result og = bn_time(o, POOL, run_optics, c);
+                report(o, "optics-gzip", layouts[l], &og, dec.median_ns, avg);
+                bn_result dg = bn_time(o, POOL, run_decode, c);
+                report(o, "decode-gzip", layouts[l], &dg, dec.median_ns, avg);
+                c->gzip = false;
+            } else {
+                fprintf(stderr, "triage-bench: cannot compress the pool\n");
+                rc = 1;
+            }
         }
+        gz_inflater_destroy(&c->inflater);
+        free(c->gz);
+        free(c->gz_off);
+        free(c->gz_len);
+        vf_free(c->verify);
         bn_pool_free(&c->pool);
         free(c);
         free(mem);
