@@ -4,7 +4,7 @@
 #   make gen      only generate build/gen/ from schema/issue.schema
 #   make demo     run the demo (installs missing Debian packages first)
 #   make test     every test, then the same unit tests under ASan and UBSan
-#   make bench    the benchmarks
+#   make bench    the benchmarks, and their page bench/RESULTS.md with plots
 #   make clean
 #
 # Generated code lives in build/gen and is never committed. Objects go to
@@ -22,7 +22,7 @@ SANFLAGS ?=
 CFLAGS := -std=c11 $(OPT) -g -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
           -D_GNU_SOURCE -Iruntime -I$(GEN) -Idemo $(SANFLAGS) $(EXTRA_CFLAGS)
 LDFLAGS := $(SANFLAGS)
-LDLIBS := -lm -lpthread
+LDLIBS := -lm -lpthread -ldeflate
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt -lm -pthread)
 
 # The optic scanners: one .re per optic, listed by the generator.
@@ -35,7 +35,7 @@ GEN_STAMP := $(GEN)/.stamp
 GENERATOR := $(wildcard gen/trgen/*.py gen/templates/*.j2)
 
 RUNTIME_SRC := $(sort $(wildcard runtime/*.c))
-DEMO_LIB_SRC := demo/issues.c
+DEMO_LIB_SRC := demo/issues.c demo/readers.c demo/pipe.c demo/verify.c
 DEMO_SRC := $(filter-out $(DEMO_LIB_SRC),$(sort $(wildcard demo/*.c)))
 TEST_SRC := $(sort $(wildcard tests/unit/test_*.c))
 BENCH_SRC := $(sort $(wildcard bench/*.c))
@@ -48,7 +48,27 @@ LIB_OBJ := $(RUNTIME_OBJ) $(GEN_OBJ) $(DEMO_LIB_OBJ)
 TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 BENCH_OBJ := $(BENCH_SRC:bench/%.c=$(BUILD)/obj/bench/%.o)
 
-.PHONY: all gen deps demo test test-unit test-gen test-san bench clean
+# The bench's peers (bench/peers*.c, issue 5), each built in when its Debian
+# package is there (scripts/deps.sh --bench installs them); a case a build
+# lacks is left out of the figures. simdjson is C++: compiled with the C++
+# compiler matching $(CC), and then the link goes through it too.
+BENCH_CXX ?= $(if $(findstring clang,$(CC)),clang++,g++)
+BENCH_DEFS :=
+BENCH_LIBS :=
+BENCH_CXX_OBJ :=
+BENCH_LD := $(CC)
+ifneq ($(shell pkg-config --exists simdjson && command -v $(BENCH_CXX) && echo yes),)
+BENCH_DEFS += -DTR_HAVE_SIMDJSON
+BENCH_CXX_OBJ := $(BUILD)/obj/bench/peers_simdjson.o
+BENCH_LIBS += $(shell pkg-config --libs simdjson)
+BENCH_LD := $(BENCH_CXX)
+endif
+ifneq ($(shell pkg-config --exists libcjson && echo yes),)
+BENCH_DEFS += -DTR_HAVE_CJSON
+BENCH_LIBS += $(shell pkg-config --libs libcjson)
+endif
+
+.PHONY: all gen deps demo test test-unit test-gen test-san bench bench-quick clean
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -93,18 +113,23 @@ $(BUILD)/triage-demo: $(DEMO_OBJ) $(LIB_OBJ)
 
 $(BUILD)/obj/bench/%.o: bench/%.c $(wildcard bench/*.h demo/*.h runtime/*.h) $(GEN_STAMP)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -Ibench -c $< -o $@
+	$(CC) $(CFLAGS) $(BENCH_DEFS) -Ibench -c $< -o $@
+
+$(BUILD)/obj/bench/%.o: bench/%.cpp bench/peers.h
+	@mkdir -p $(@D)
+	$(BENCH_CXX) -std=c++17 $(OPT) -g -Wall -Wextra -Werror $(SANFLAGS) $(BENCH_DEFS) -Ibench \
+	  $(shell pkg-config --cflags simdjson) -c $< -o $@
 
 # Demo objects other than the command line itself (readers, issues) serve the bench too.
-$(BUILD)/triage-bench: $(BENCH_OBJ) $(filter-out $(BUILD)/obj/demo/main.o,$(DEMO_OBJ)) $(LIB_OBJ)
-	$(CC) $(LDFLAGS) $^ -o $@ $(LDLIBS)
+$(BUILD)/triage-bench: $(BENCH_OBJ) $(BENCH_CXX_OBJ) $(filter-out $(BUILD)/obj/demo/main.o,$(DEMO_OBJ)) $(LIB_OBJ)
+	$(BENCH_LD) $(LDFLAGS) $^ -o $@ $(BENCH_LIBS) $(LDLIBS)
 
 $(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJ) $(wildcard tests/unit/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -Itests/unit $< $(LIB_OBJ) -o $@ $(LDFLAGS) $(CHECK_LIBS) $(LDLIBS)
 
 demo: all
-	$(BUILD)/triage-demo gen --count 20000 --size 7 | $(BUILD)/triage-demo judge --reader decode --summary
+	$(BUILD)/triage-demo run 200000
 
 test-gen: deps
 	PYTHONPATH=gen $(PYTHON) -m unittest discover -s gen/tests -q
@@ -119,10 +144,93 @@ test-san:
 	  SANFLAGS="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" \
 	  test-unit
 
-bench: all
-	$(BUILD)/triage-bench
+# Every benchmark, then bench/results/latest.json, bench/RESULTS.md and the
+# plots (installs the bench's Debian packages first: scripts/deps.sh --bench).
+bench:
+	MAKE="$(MAKE)" BUILD="$(BUILD)" scripts/bench.sh
 
-test: test-gen test-unit test-san
+# The same in quick mode, into build/bench-quick: make test runs it so the
+# benchmarks and the page cannot rot.
+bench-quick:
+	MAKE="$(MAKE)" BUILD="$(BUILD)" scripts/bench.sh --quick
+
+test: test-gen test-unit test-san bench-quick fuzz-smoke
+
+# ---- fuzzing (tests/fuzz): one libFuzzer binary per harness of
+# tests/fuzz/harness.h, built with clang from the same sources as everything
+# else (objects in build/fuzz/obj, through the rules above), into
+# build/fuzz/bin. Seeds are generated at fuzz time into build/fuzz/seeds
+# (`triage-demo gen` split by tests/fuzz/corpus.c, plus its handmade
+# THREATS.md cases) and never committed; what the fuzzers find grows
+# build/fuzz/corpus/<harness>, crashes land in build/fuzz/artifacts.
+#   make fuzz [FUZZ_SECONDS=N]   each harness for N seconds (default 60);
+#                                make -jK fuzz runs K at a time
+#   make fuzz-smoke              each for FUZZ_SMOKE_RUNS runs (make test)
+#   FUZZ_FLAGS="..."             more libFuzzer flags for make fuzz, e.g.
+#                                "-fork=2 -ignore_crashes=1" to go on past a finding
+FUZZ_CC ?= clang
+FUZZ_DIR := build/fuzz
+FUZZ_SECONDS ?= 60
+FUZZ_SMOKE_RUNS ?= 3000
+FUZZ_MAX_LEN ?= 16384
+FUZZ_SAN := -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all \
+            -fno-omit-frame-pointer
+FUZZ_NAMES := split decode validate json policy differential $(OPTICS:%=scan_%)
+FUZZ_BIN := $(FUZZ_NAMES:%=$(FUZZ_DIR)/bin/fuzz_%)
+FUZZ_CONFORMANCE := $(wildcard ../shared/conformance/JSONTestSuite/test_parsing)
+# The seed set each harness starts from (besides tests/regression).
+fuzz_seeds = $(FUZZ_DIR)/seeds/$(if $(filter split policy,$1),$1,$(if $(filter scan_detail \
+  scan_severityOf,$1),message,$(if $(filter scan_%,$1),detail,message)))$(if $(filter \
+  json,$1), $(FUZZ_CONFORMANCE))
+FUZZ_ARGS = -max_len=$(FUZZ_MAX_LEN) -artifact_prefix=$(FUZZ_DIR)/artifacts/$*- \
+  -print_final_stats=1
+
+.PHONY: fuzz fuzz-smoke fuzz-build fuzz-bins
+
+# test_verify replays tests/regression through every harness.
+$(BUILD)/tests/test_verify: tests/fuzz/harness.h
+
+# Inside the clang sub-make (BUILD=build/fuzz).
+fuzz-bins: $(BUILD)/bin/mkcorpus $(FUZZ_NAMES:%=$(BUILD)/bin/fuzz_%)
+
+$(BUILD)/bin/fuzz_%: tests/fuzz/fuzz.c tests/fuzz/harness.h $(LIB_OBJ)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -Itests/fuzz -DFZ_NAME='"$*"' -fsanitize=fuzzer $< $(LIB_OBJ) -o $@ $(LDLIBS)
+
+$(BUILD)/bin/mkcorpus: tests/fuzz/corpus.c $(LIB_OBJ)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $< $(LIB_OBJ) -o $@ $(LDFLAGS) $(LDLIBS)
+
+fuzz-build: all
+	$(MAKE) BUILD=$(FUZZ_DIR) OPT=-O1 CC=$(FUZZ_CC) SANFLAGS="$(FUZZ_SAN)" fuzz-bins
+	rm -rf $(FUZZ_DIR)/seeds
+	{ $(BUILD)/triage-demo gen --count 48 --size 3 && \
+	  $(BUILD)/triage-demo gen --count 16 --size 7 --seed 2 --layout first; } | \
+	  ASAN_OPTIONS=detect_leaks=0 $(FUZZ_DIR)/bin/mkcorpus $(FUZZ_DIR)/seeds
+
+fuzz: fuzz-build
+	$(MAKE) -k --no-print-directory $(FUZZ_NAMES:%=fuzz-run-%)
+
+fuzz-smoke: fuzz-build
+	$(MAKE) --no-print-directory $(FUZZ_NAMES:%=fuzz-smoke-%)
+
+fuzz-run-%:
+	@mkdir -p $(FUZZ_DIR)/corpus/$* $(FUZZ_DIR)/artifacts $(FUZZ_DIR)/logs
+	@log=$(FUZZ_DIR)/logs/$*.log; \
+	$(FUZZ_DIR)/bin/fuzz_$* -max_total_time=$(FUZZ_SECONDS) $(FUZZ_ARGS) $(FUZZ_FLAGS) \
+	  $(FUZZ_DIR)/corpus/$* $(call fuzz_seeds,$*) tests/regression >$$log 2>&1; rc=$$?; \
+	cov=$$(grep -Eo 'cov: [0-9]+ ft: [0-9]+ corp: [0-9]+/[0-9a-zA-Z]+' $$log | tail -1); \
+	runs=$$(sed -n 's/^stat::number_of_executed_units: *//p' $$log); \
+	eps=$$(sed -n 's/^stat::average_exec_per_sec: *//p' $$log); \
+	echo "fuzz $*: $$runs runs in $(FUZZ_SECONDS) s ($$eps/s), $$cov (log: $$log)"; \
+	if [ $$rc -ne 0 ]; then grep -E 'property failed|ERROR|SUMMARY|Test unit written' $$log; exit 1; fi
+
+fuzz-smoke-%:
+	@rm -rf $(FUZZ_DIR)/smoke/$* && mkdir -p $(FUZZ_DIR)/smoke/$* $(FUZZ_DIR)/artifacts
+	@echo "== fuzz-smoke $* ($(FUZZ_SMOKE_RUNS) runs)"
+	@$(FUZZ_DIR)/bin/fuzz_$* -runs=$(FUZZ_SMOKE_RUNS) -seed=1 $(FUZZ_ARGS) \
+	  $(FUZZ_DIR)/smoke/$* $(call fuzz_seeds,$*) tests/regression \
+	  >$(FUZZ_DIR)/smoke/$*.log 2>&1 || { tail -60 $(FUZZ_DIR)/smoke/$*.log; exit 1; }
 
 clean:
 	rm -rf build

@@ -12,6 +12,9 @@ static const struct {
     const char *what;
 } benches[] = {
     {"triage", bench_triage, "one message from bytes to verdict: decode, optics, detail"},
+    {"stream", bench_stream, "the filter's pipe in memory: 256 KiB pieces split, judged, gathered"},
+    {"peers", bench_peers, "ours against simdjson, jsmn, cJSON, jq, memchr, memcpy (size 7)"},
+    {"sweep", bench_sweep, "the same readers over message sizes 2, 7, 15, 40"},
 };
 #define NBENCH (sizeof benches / sizeof benches[0])
 

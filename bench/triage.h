@@ -6,4 +6,12 @@
 
 int bench_triage(const bn_opts *o);
 
+/* stream.c: the filter's pipe in memory (demo/pipe.h), per reader. */
+int bench_stream(const bn_opts *o);
+
+/* peers.c: ours against simdjson, jsmn, cJSON, jq and the memchr/memcpy
+ * limits at size 7 (peers), and the same over sizes 2, 7, 15, 40 (sweep). */
+int bench_peers(const bn_opts *o);
+int bench_sweep(const bn_opts *o);
+
 #endif

@@ -7,6 +7,10 @@
 
 int cmd_gen(int argc, char **argv);
 int cmd_judge(int argc, char **argv);
+int cmd_upstream(int argc, char **argv);
+int cmd_filter(int argc, char **argv);
+int cmd_downstream(int argc, char **argv);
+int cmd_run(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 
 /* Parses an unsigned decimal option value; prints an error naming the

@@ -12,6 +12,10 @@ static const struct {
 } commands[] = {
     {"gen", cmd_gen, "write generated Issues to stdout as gRPC frames"},
     {"judge", cmd_judge, "read frames from stdin, print '<kind> <keep|drop>' per message"},
+    {"upstream", cmd_upstream, "stream N generated frames to each connection"},
+    {"filter", cmd_filter, "forward the frames the policy keeps, from upstream to downstream"},
+    {"downstream", cmd_downstream, "receive frames, decode and check them, print the counts"},
+    {"run", cmd_run, "the three services on loopback, once per reader, and the report"},
     {"check", cmd_check, "read frames from stdin, print 'ok' or 'bad <offset> <reason>'"},
 };
 

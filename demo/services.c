@@ -1,0 +1,466 @@
+/* services.c: `triage-demo upstream`, `filter` and `downstream`. */
+#include "services.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "issues.h"
+#include "net.h"
+#include "pipe.h"
+#include "readers.h"
+#include "skip.h"
+#include "source.h"
+#include "tally.h"
+
+bool svc_policy(const char *cmd, const char *path, po_policy *out)
+{
+    char err[512];
+    po_schema schema = rd_schema();
+    if (path != NULL ? po_load(path, &schema, out, err, sizeof err)
+                     : po_default(&schema, out, err, sizeof err))
+        return true;
+    fprintf(stderr, "triage-demo %s: %s\n", cmd, err);
+    return false;
+}
+
+int svc_listen(const char *cmd, const char *hostport)
+{
+    char err[NET_ERR_LEN];
+    net_addr a;
+    uint16_t port = 0;
+    int fd = -1;
+    if (net_parse_addr(hostport, &a, err, sizeof err) == 0)
+        fd = net_listen(hostport, 16, &port, err, sizeof err);
+    if (fd < 0) {
+        fprintf(stderr, "triage-demo %s: %s\n", cmd, err);
+        return -1;
+    }
+    bool v6 = strchr(a.host, ':') != NULL;
+    printf("listening %s%s%s:%u\n", v6 ? "[" : "", a.host, v6 ? "]" : "", (unsigned)port);
+    fflush(stdout);
+    return fd;
+}
+
+void svc_json_string(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\')
+            fprintf(f, "\\%c", *p);
+        else if (*p < 0x20)
+            fprintf(f, "\\u%04x", *p);
+        else
+            fputc(*p, f);
+    }
+    fputc('"', f);
+}
+
+static bool want_help(const char *a) { return strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0; }
+
+/* ---- upstream */
+
+static void upstream_help(FILE *f)
+{
+    fprintf(f,
+            "usage: triage-demo upstream --listen HOST:PORT --count N [--seed S] [--size K]\n"
+            "                            [--layout late|first] [--connections C]\n"
+            "\n"
+            "Generates N Issues as gRPC frames into memory, then listens, prints\n"
+            "'listening HOST:PORT' (the port bound: give port 0 for an ephemeral one)\n"
+            "and streams all N frames to each connection in turn, then closes it.\n"
+            "  --count N        messages (default 1000)\n"
+            "  --seed S, --size K, --layout late|first   as for gen\n"
+            "  --connections C  serve C connections, one after the other, then exit\n"
+            "                   (default 1; 0: until killed)\n"
+
+            "  --stop-after B   a faulty peer, for tests: close each connection after\n"
+            "                   B bytes, wherever that is\n");
+}
+
+/* All N frames back to back in one buffer (grown by doubling: generation
+ * is not timed). Kept in user memory and written with writev: tried, a
+ * memfd sent with sendfile saved the upstream little and cost the filter
+ * more, its receive copy then reading pages no cache had seen. */
+static uint8_t *generate(uint64_t count, uint64_t seed, int size, bool first, size_t *len)
+{
+    iss_gen *g = iss_gen_new(size);
+    size_t cap = 1 << 20, n = 0;
+    uint8_t *buf = malloc(cap);
+    if (g == NULL || buf == NULL)
+        goto oom;
+    for (uint64_t i = 0; i < count; i++) {
+        size_t fn;
+        const uint8_t *f = iss_gen_frame(g, seed, i, first, &fn);
+        if (f == NULL) {
+            fprintf(stderr, "triage-demo upstream: message %llu does not fit the frame limit\n",
+                    (unsigned long long)i);
+            goto fail;
+        }
+        if (cap - n < fn) {
+            while (cap - n < fn)
+                cap *= 2;
+            uint8_t *nb = realloc(buf, cap);
+            if (nb == NULL)
+                goto oom;
+            buf = nb;
+        }
+        memcpy(buf + n, f, fn);
+        n += fn;
+    }
+    iss_gen_free(g);
+    *len = n;
+    return buf;
+oom:
+    fprintf(stderr, "triage-demo upstream: out of memory\n");
+fail:
+    iss_gen_free(g);
+    free(buf);
+    return NULL;
+}
+
+int cmd_upstream(int argc, char **argv)
+{
+    const char *listen_at = NULL;
+    uint64_t count = 1000, seed = 1, size = 7, conns = 1, stop_after = UINT64_MAX;
+    bool first = false, bad = false;
+    for (int i = 1; i < argc && !bad; i++) {
+        const char *v = NULL;
+        if (want_help(argv[i])) {
+            upstream_help(stdout);
+            return 0;
+        } else if (opt_match(argc, argv, &i, "--listen", &v, &bad)) {
+            listen_at = v;
+        } else if (opt_match(argc, argv, &i, "--count", &v, &bad)) {
+            bad = bad || !opt_u64("--count", v, UINT64_MAX, &count);
+        } else if (opt_match(argc, argv, &i, "--seed", &v, &bad)) {
+            bad = bad || !opt_u64("--seed", v, UINT64_MAX, &seed);
+        } else if (opt_match(argc, argv, &i, "--size", &v, &bad)) {
+            bad = bad || !opt_u64("--size", v, 1000, &size);
+        } else if (opt_match(argc, argv, &i, "--connections", &v, &bad)) {
+            bad = bad || !opt_u64("--connections", v, UINT64_MAX, &conns);
+        } else if (opt_match(argc, argv, &i, "--stop-after", &v, &bad)) {
+            bad = bad || !opt_u64("--stop-after", v, UINT64_MAX, &stop_after);
+
+        } else if (opt_match(argc, argv, &i, "--layout", &v, &bad)) {
+            if (!bad && strcmp(v, "first") == 0)
+                first = true;
+            else if (!bad && strcmp(v, "late") != 0) {
+                fprintf(stderr, "triage-demo upstream: --layout is late or first, not '%s'\n", v);
+                bad = true;
+            }
+        } else {
+            fprintf(stderr, "triage-demo upstream: unknown option '%s' (see --help)\n", argv[i]);
+            bad = true;
+        }
+    }
+    if (!bad && listen_at == NULL) {
+        fprintf(stderr, "triage-demo upstream: --listen HOST:PORT is required\n");
+        bad = true;
+    }
+    if (bad)
+        return 2;
+
+    size_t len;
+    uint8_t *frames = generate(count, seed, (int)size, first, &len);
+    if (frames == NULL)
+        return 1;
+    int lfd = svc_listen("upstream", listen_at);
+    if (lfd < 0) {
+        free(frames);
+        return 1;
+    }
+    int rc = 0;
+    char err[NET_ERR_LEN];
+    for (uint64_t c = 0; conns == 0 || c < conns; c++) {
+        int fd = net_accept(lfd, err, sizeof err);
+        if (fd < 0) {
+            fprintf(stderr, "triage-demo upstream: %s\n", err);
+            rc = 1;
+            break;
+        }
+        /* One iovec for everything: the kernel takes as much per call as
+         * the socket buffer has room for. */
+        struct iovec iov = {frames, len < stop_after ? len : (size_t)stop_after};
+        if (net_writev_all(fd, &iov, 1, err, sizeof err) != 0) {
+            fprintf(stderr, "triage-demo upstream: connection %llu: %s\n",
+                    (unsigned long long)c + 1, err);
+            rc = 1;
+        }
+        shutdown(fd, SHUT_WR);
+        close(fd);
+    }
+    close(lfd);
+    free(frames);
+    return rc;
+}
+
+/* ---- filter */
+
+static void filter_help(FILE *f)
+{
+    fprintf(f,
+            "usage: triage-demo filter --from HOST:PORT --to HOST:PORT\n"
+            "                          [--reader optics|decode|none] [--policy FILE] [--json]\n"
+            "\n"
+            "Connects to the downstream (--to), then the upstream (--from), and forwards\n"
+            "the frames the policy keeps, byte for byte, until the upstream closes.\n"
+            "Prints the tally at the end.\n"
+            "  --reader optics  scan the detail's few values where they lie (default)\n"
+            "  --reader decode  decode the whole Issue, judge the model\n"
+            "  --reader none    forward everything, judge nothing (the relay)\n"
+            "  --policy FILE    a policy file (JSON; default: MODEL.md's demo policy)\n"
+            "  --json           the tally as one JSON object\n"
+            "  --threads 1|2    1: read, judge, write in one thread (default);\n"
+            "                   2: a writer thread behind a bounded queue\n"
+            "  --progress N     a progress line on stderr, out of N messages\n"
+            "Exit status: 0 when the upstream ended between frames and everything kept\n"
+            "was written; 2 on a framing error (after forwarding every whole kept\n"
+            "message before it); 1 when a peer cannot be reached or fails.\n");
+}
+
+typedef struct {
+    const char *label;
+    uint64_t total;
+    bool shown;
+} progress_line;
+
+static void show_progress(void *ctx, const tl_tally *t)
+{
+    progress_line *pl = ctx;
+    double pct = pl->total > 0 ? 100.0 * (double)t->messages / (double)pl->total : 0;
+    fprintf(stderr, "\r%s: %llu of %llu messages (%.0f%%), %llu kept ", pl->label,
+            (unsigned long long)t->messages, (unsigned long long)pl->total, pct,
+            (unsigned long long)tl_kept(t));
+    pl->shown = true;
+}
+
+static const char *const outcome_names[] = {"done", "upstream_bad", "upstream_io",
+                                            "downstream_io", "setup"};
+
+int cmd_filter(int argc, char **argv)
+{
+    const char *from = NULL, *to = NULL, *policy_path = NULL, *reader_s = "optics";
+    uint64_t threads = 1, progress = 0;
+    bool bad = false, json = false;
+    for (int i = 1; i < argc && !bad; i++) {
+        const char *v = NULL;
+        if (want_help(argv[i])) {
+            filter_help(stdout);
+            return 0;
+        } else if (opt_match(argc, argv, &i, "--from", &v, &bad)) {
+            from = v;
+        } else if (opt_match(argc, argv, &i, "--to", &v, &bad)) {
+            to = v;
+        } else if (opt_match(argc, argv, &i, "--reader", &v, &bad)) {
+            reader_s = v;
+        } else if (opt_match(argc, argv, &i, "--policy", &v, &bad)) {
+            policy_path = v;
+        } else if (opt_match(argc, argv, &i, "--threads", &v, &bad)) {
+            bad = bad || !opt_u64("--threads", v, 2, &threads);
+        } else if (opt_match(argc, argv, &i, "--progress", &v, &bad)) {
+            bad = bad || !opt_u64("--progress", v, UINT64_MAX, &progress);
+        } else if (strcmp(argv[i], "--json") == 0) {
+            json = true;
+        } else {
+            fprintf(stderr, "triage-demo filter: unknown option '%s' (see --help)\n", argv[i]);
+            bad = true;
+        }
+    }
+    pp_reader reader = PP_OPTICS;
+    if (!bad && !pp_reader_parse(reader_s, &reader)) {
+        fprintf(stderr, "triage-demo filter: --reader is optics, decode or none, not '%s'\n",
+                reader_s);
+        bad = true;
+    }
+    if (!bad && (from == NULL || to == NULL)) {
+        fprintf(stderr, "triage-demo filter: --from HOST:PORT and --to HOST:PORT are required\n");
+        bad = true;
+    }
+    po_policy policy;
+    if (bad || !svc_policy("filter", policy_path, &policy))
+        return 2;
+
+    sk_init();
+    char err[NET_ERR_LEN];
+    /* Downstream first: when it cannot be reached, nothing is taken from
+     * the upstream. */
+    int out = net_connect(to, err, sizeof err);
+    if (out < 0) {
+        fprintf(stderr, "triage-demo filter: downstream: %s\n", err);
+        return 1;
+    }
+    int in = net_connect(from, err, sizeof err);
+    if (in < 0) {
+        fprintf(stderr, "triage-demo filter: upstream: %s\n", err);
+        close(out);
+        return 1;
+    }
+    pp_pipe *pp = pp_new(reader, &policy, err, sizeof err);
+    if (pp == NULL) {
+        fprintf(stderr, "triage-demo filter: %s\n", err);
+        close(in);
+        close(out);
+        return 1;
+    }
+    progress_line pl = {pp_reader_name(reader), progress, false};
+    pp_stream_opts o = {
+        .ring_mode = RB_AUTO,
+        .threads = (int)threads,
+        .linger_ms = 30000,
+        .progress = progress > 0 ? show_progress : NULL,
+        .progress_ctx = &pl,
+    };
+    pp_result res;
+    pp_outcome oc = pp_stream(pp, in, out, &o, &res);
+    close(in);
+    close(out);
+    if (pl.shown)
+        fprintf(stderr, "\r\033[K");
+    char what[NET_ERR_LEN + 128];
+    pp_describe(&res, what, sizeof what);
+    if (json) {
+        printf("{\"reader\":\"%s\",", pp_reader_name(reader));
+        tl_print_json(stdout, &pp->tally, res.seconds);
+        printf(",\"ring\":\"%s\",\"threads\":%d,\"straddled\":%llu,\"reads\":%llu,"
+               "\"writes\":%llu,\"outcome\":\"%s\",\"error\":",
+               res.mirrored ? "mirrored" : "flat", res.threads,
+               (unsigned long long)pp->straddled, (unsigned long long)res.reads,
+               (unsigned long long)res.writes, outcome_names[oc]);
+        if (oc == PP_DONE)
+            printf("null");
+        else
+            svc_json_string(stdout, what);
+        printf("}\n");
+    } else {
+        tl_print(stdout, pp_reader_name(reader), &pp->tally, res.seconds);
+    }
+    fflush(stdout);
+    if (oc != PP_DONE)
+        fprintf(stderr, "triage-demo filter: %s\n", what);
+    pp_free(pp);
+    return oc == PP_DONE ? 0 : oc == PP_UPSTREAM_BAD ? 2 : 1;
+}
+
+/* ---- downstream */
+
+static void downstream_help(FILE *f)
+{
+    fprintf(f,
+            "usage: triage-demo downstream --listen HOST:PORT [--policy FILE] [--count-only]\n"
+            "\n"
+            "Prints 'listening HOST:PORT', accepts one connection and reads frames until\n"
+            "it closes. Decodes every message with the full decoder and judges it with\n"
+            "the model reader; at the end prints one JSON line:\n"
+            "  {\"received\":N,\"bytes\":B,\"decoded\":N,\"kept_by_policy\":N,\n"
+            "   \"digest\":\"...\",\"error\":null}\n"
+            "digest: XXH64 of each frame, folded in order (runtime/tally.h), the same\n"
+            "the filter computes over what it forwards.\n"
+            "  --policy FILE    a policy file (default: MODEL.md's demo policy)\n"
+            "  --count-only     only count and digest; decoded and kept_by_policy are null\n"
+            "Exit status: 0 when the stream ended between frames; 2 on a framing error;\n"
+            "1 on a network error.\n");
+}
+
+int cmd_downstream(int argc, char **argv)
+{
+    const char *listen_at = NULL, *policy_path = NULL;
+    bool bad = false, count_only = false;
+    for (int i = 1; i < argc && !bad; i++) {
+        const char *v = NULL;
+        if (want_help(argv[i])) {
+            downstream_help(stdout);
+            return 0;
+        } else if (opt_match(argc, argv, &i, "--listen", &v, &bad)) {
+            listen_at = v;
+        } else if (opt_match(argc, argv, &i, "--policy", &v, &bad)) {
+            policy_path = v;
+        } else if (strcmp(argv[i], "--count-only") == 0) {
+            count_only = true;
+        } else {
+            fprintf(stderr, "triage-demo downstream: unknown option '%s' (see --help)\n", argv[i]);
+            bad = true;
+        }
+    }
+    if (!bad && listen_at == NULL) {
+        fprintf(stderr, "triage-demo downstream: --listen HOST:PORT is required\n");
+        bad = true;
+    }
+    po_policy policy;
+    if (bad || !svc_policy("downstream", policy_path, &policy))
+        return 2;
+
+    sk_init();
+    pp_pipe *pp = NULL; /* for its decode arena and issue */
+    char err[NET_ERR_LEN];
+    if (!count_only && (pp = pp_new(PP_DECODE, &policy, err, sizeof err)) == NULL) {
+        fprintf(stderr, "triage-demo downstream: %s\n", err);
+        return 1;
+    }
+    int lfd = svc_listen("downstream", listen_at);
+    if (lfd < 0) {
+        pp_free(pp);
+        return 1;
+    }
+    int fd = net_accept(lfd, err, sizeof err);
+    close(lfd);
+    if (fd < 0) {
+        fprintf(stderr, "triage-demo downstream: %s\n", err);
+        pp_free(pp);
+        return 1;
+    }
+    src_reader src;
+    if (!src_open(&src, fd, false, err, sizeof err)) {
+        fprintf(stderr, "triage-demo downstream: %s\n", err);
+        close(fd);
+        pp_free(pp);
+        return 1;
+    }
+    uint64_t received = 0, decoded = 0, kept = 0;
+    tl_digest dg;
+    tl_digest_init(&dg);
+    fr_frame f;
+    int r;
+    while ((r = src_next(&src, &f)) == 1) {
+        received++;
+        tl_digest_add(&dg, f.head, fr_frame_size(&f));
+        if (count_only)
+            continue;
+        ar_reset(&pp->arena);
+        if (tr_decode_Issue(f.msg.p, f.msg.n, &pp->arena, &pp->issue).code != TR_E_OK)
+            continue;
+        decoded++;
+        po_reader rd = rd_model(&pp->issue.detail);
+        int kind;
+        kept += po_judge(&policy, &rd, &kind);
+    }
+    printf("{\"received\":%llu,\"bytes\":%llu,", (unsigned long long)received,
+           (unsigned long long)dg.bytes);
+    if (count_only)
+        printf("\"decoded\":null,\"kept_by_policy\":null,");
+    else
+        printf("\"decoded\":%llu,\"kept_by_policy\":%llu,", (unsigned long long)decoded,
+               (unsigned long long)kept);
+    printf("\"digest\":\"%016llx\",\"error\":", (unsigned long long)dg.h);
+    if (r < 0) {
+        char what[256];
+        if (src.err.code == TR_E_IO)
+            snprintf(what, sizeof what, "%s at byte %zu", src.io_err, src.err.offset);
+        else
+            snprintf(what, sizeof what, "%s (%s) at byte %zu", tr_error_text(src.err.code),
+                     tr_error_name(src.err.code), src.err.offset);
+        svc_json_string(stdout, what);
+    } else {
+        printf("null");
+    }
+    printf("}\n");
+    fflush(stdout);
+    if (r < 0)
+        src_report(&src, "downstream");
+    src_close(&src);
+    close(fd);
+    pp_free(pp);
+    return r < 0 ? (src.err.code == TR_E_IO ? 1 : 2) : 0;
+}

@@ -1,0 +1,24 @@
+/* services.h: what the three services and `run` share: the policy option,
+ * the line a listening service prints, and JSON strings. */
+#ifndef TR_SERVICES_H
+#define TR_SERVICES_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "policy.h"
+
+/* The policy file at path, or the demo policy when path is NULL; on failure
+ * prints "triage-demo CMD: FILE: problem" to stderr and returns false. */
+bool svc_policy(const char *cmd, const char *path, po_policy *out);
+
+/* Listens on hostport and prints "listening HOST:PORT" (the port bound, so
+ * port 0 can be found by whoever started us) on stdout, flushed. Returns the
+ * descriptor or -1 after printing the error. */
+int svc_listen(const char *cmd, const char *hostport);
+
+/* s as a JSON string, quotes included. */
+void svc_json_string(FILE *f, const char *s);
+
+#endif

@@ -1,0 +1,209 @@
+#!/usr/bin/env python3
+"""bench_report.py: the results page from triage-bench's --json lines.
+
+    scripts/bench_report.py bench/results/latest.json bench/RESULTS.md bench/results
+
+Writes the Markdown page (tables: ours against the peers, the issue's targets,
+the size sweep, every other benchmark) and the data files bench/plot.gp draws
+(peers.dat, sweep.dat). Standard library only. Figures are ratios against our
+decode in the same run first, absolute ns second: the machines are shared.
+"""
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+
+PEER_ORDER = ["decode", "optics", "simdjson-ondemand", "simdjson-dom", "jsmn", "cjson", "json-c",
+              "memchr", "memcpy", "memchr-front", "jq"]
+
+
+def order(case):
+    return PEER_ORDER.index(case) if case in PEER_ORDER else len(PEER_ORDER)
+
+
+def cmd(*argv):
+    try:
+        return subprocess.run(argv, capture_output=True, text=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return ""
+
+
+def machine():
+    model = ""
+    for line in cmd("lscpu").splitlines():
+        if line.startswith("Model name:"):
+            model = line.split(":", 1)[1].strip()
+    return "%s, %s CPUs, %s" % (model or platform.processor() or "unknown CPU", os.cpu_count(),
+                                platform.platform())
+
+
+def ns(r):
+    return "%.0f (%.0f–%.0f)" % (r["ns_per_msg"], r["ns_min"], r["ns_max"])
+
+
+def ratio(x):
+    """speedup_vs_decode as written on the page: 7.1× (faster) or 1/3.7× (slower)."""
+    return "%.2f×" % x if x >= 1 else "1/%.1f×" % (1 / x)
+
+
+def main():
+    src, page, outdir = sys.argv[1], sys.argv[2], sys.argv[3]
+    rows = []
+    with open(src) as f:
+        for line in f:
+            line = line.strip()
+            if line.startswith("{"):
+                rows.append(json.loads(line))
+    by = {}
+    for r in rows:
+        by[(r.get("bench"), r.get("case"), r.get("layout"), r.get("size"))] = r
+
+    def get(bench, case, layout, size):
+        return by.get((bench, case, layout, size))
+
+    out = []
+    w = out.append
+    w("# Benchmark results\n")
+    w("Written by `make bench` (scripts/bench.sh) from `%s`, the " % src +
+      "`triage-bench --json` lines of one run. Rerun with `make bench`; for one benchmark, "
+      "`build/triage-bench peers` (or `sweep`, `triage`).\n")
+    w("- machine: %s" % machine())
+    w("- run: %s, commit %s" % (time.strftime("%Y-%m-%d %H:%M %Z"),
+                                cmd("git", "rev-parse", "--short", "HEAD") or "unknown"))
+    w("- compilers: %s; %s" % (cmd("cc", "--version").splitlines()[0] if cmd("cc", "--version") else "cc ?",
+                              cmd("g++", "--version").splitlines()[0] if cmd("g++", "--version") else "no g++"))
+    impls = sorted({"%s: %s" % (r["case"], r["impl"]) for r in rows
+                    if r.get("bench") == "peers" and r.get("impl") and r["case"] in ("optics", "simdjson-ondemand")})
+    if impls:
+        w("- SIMD kernels picked at run time: " + ", ".join(impls))
+    w("")
+    w("Method: each case judges every message of a pool of 256 generated messages "
+      "(seed 1) with the default policy, after a check that it gives the same verdict "
+      "(kind, keep or drop) as our readers on every message (a case that disagrees fails "
+      "the run and has no row). Warm-up pass, then 21 timed repetitions of passes over the "
+      "pool (each repeated to last about 2 ms); the figure is the median ns per message "
+      "with the fastest and slowest repetitions in brackets. **×decode** is our full "
+      "decoder's median over the case's, in the same run (above 1: faster than decode). "
+      "MB/s counts the message bytes. Allocations are counted in an untimed pass.\n")
+
+    peers = [r for r in rows if r.get("bench") == "peers"]
+    if peers:
+        size = peers[0]["size"]
+        cases = sorted({r["case"] for r in peers}, key=order)
+        late0 = get("peers", "decode", "late", size)
+        w("## Ours against the peers (bench `peers`, size %d, %s B a message)\n"
+          % (size, late0["msg_bytes"] if late0 else "?"))
+        w("| case | late: ×decode | late: ns/msg | first: ×decode | first: ns/msg | MB/s (late) | allocs/msg | what it measures |")
+        w("|---|---:|---:|---:|---:|---:|---:|---|")
+        for c in cases:
+            l, fi = get("peers", c, "late", size), get("peers", c, "first", size)
+            any_r = l or fi
+            w("| %s | %s | %s | %s | %s | %s | %s | %s |" % (
+                c, ratio(l["speedup_vs_decode"]) if l else "–", ns(l) if l else "–",
+                ratio(fi["speedup_vs_decode"]) if fi else "–", ns(fi) if fi else "–",
+                "%.0f" % l["mb_per_s"] if l else "–",
+                "%.1f" % any_r["allocs_per_msg"] if "allocs_per_msg" in any_r else "–",
+                any_r.get("what", "")))
+        missing = [c for c in ["simdjson-ondemand", "simdjson-dom", "jsmn", "cjson", "jq"] if c not in cases]
+        if missing:
+            w("\nLeft out (this build or machine lacks them, or they failed their check): "
+              + ", ".join(missing) + ".")
+        w("")
+
+        # The issue's targets, each a ratio in this run.
+        w("## Targets (issue 5), ratios in this run\n")
+        w("| target | layout | measured | met |")
+        w("|---|---|---|---|")
+
+        def target(name, layout, a, b, limit, strict=False):
+            ra, rb = get("peers", a, layout, size), get("peers", b, layout, size)
+            if not ra or not rb:
+                w("| %s | %s | (no %s row) | – |" % (name, layout, a if not ra else b))
+                return
+            x = ra["ns_per_msg"] / rb["ns_per_msg"]
+            ok = x < limit if strict else x <= limit
+            w("| %s | %s | %s %.0f ns / %s %.0f ns = %.2f | %s |" % (
+                name, layout, a, ra["ns_per_msg"], b, rb["ns_per_msg"], x, "yes" if ok else "**no**"))
+
+        target("optics no slower than simdjson On-Demand", "late", "optics", "simdjson-ondemand", 1.0)
+        target("optics faster than simdjson On-Demand", "first", "optics", "simdjson-ondemand", 1.0, True)
+        target("decode at most 2× simdjson DOM", "late", "decode", "simdjson-dom", 2.0)
+        target("decode at most 2× simdjson DOM", "first", "decode", "simdjson-dom", 2.0)
+        target("optics within 3× of memchr over the bytes before detail", "late", "optics", "memchr-front", 3.0)
+        target("optics within 3× of memchr over the bytes before detail", "first", "optics", "memchr-front", 3.0)
+        w("")
+
+    sweep = [r for r in rows if r.get("bench") == "sweep"]
+    if sweep:
+        sizes = sorted({r["size"] for r in sweep})
+        w("## Size sweep (bench `sweep`)\n")
+        w("ns per message (×decode at that size and layout). Message bytes: " + ", ".join(
+            "size %d: %s B" % (s, (get("sweep", "decode", "late", s) or {}).get("msg_bytes", "?")) for s in sizes)
+          + ". The pool at size 40 (2.9 MB) no longer fits in L2.\n")
+        w("| case | layout | " + " | ".join("size %d" % s for s in sizes) + " |")
+        w("|---|---|" + "---:|" * len(sizes))
+        for c in sorted({r["case"] for r in sweep}, key=order):
+            for layout in ("late", "first"):
+                cells = []
+                for s in sizes:
+                    r = get("sweep", c, layout, s)
+                    cells.append("%.0f (%s)" % (r["ns_per_msg"], ratio(r["speedup_vs_decode"])) if r else "–")
+                w("| %s | %s | %s |" % (c, layout, " | ".join(cells)))
+        w("")
+
+    others = [r for r in rows if r.get("bench") not in ("peers", "sweep")]
+    if others:
+        w("## Our other benchmarks\n")
+        w("| bench | case | layout | size | ns/msg | ×decode | allocs/msg |")
+        w("|---|---|---|---:|---:|---:|---:|")
+        for r in others:
+            w("| %s | %s | %s | %s | %s | %s | %s |" % (
+                r.get("bench"), r.get("case"), r.get("layout", ""), r.get("size", ""),
+                ns(r) if "ns_min" in r else r.get("ns_per_msg", ""),
+                ratio(r["speedup_vs_decode"]) if "speedup_vs_decode" in r else "",
+                r.get("allocs_per_msg", "")))
+        w("")
+
+    w("## Plots\n")
+    rel = os.path.relpath(os.path.abspath(outdir), os.path.dirname(os.path.abspath(page)))
+    w("![ns per message by case and layout](%s/peers.png)\n" % rel)
+    w("![throughput against message size](%s/sweep.png)\n" % rel)
+
+    with open(page, "w") as f:
+        f.write("\n".join(out))
+
+    # Data for bench/plot.gp.
+    if peers:
+        with open(os.path.join(outdir, "peers.dat"), "w") as f:
+            f.write("case late first\n")
+            for c in cases:
+                l, fi = get("peers", c, "late", size), get("peers", c, "first", size)
+                f.write("%s %s %s\n" % (c, l["ns_per_msg"] if l else "NaN", fi["ns_per_msg"] if fi else "NaN"))
+    with open(os.path.join(outdir, "sweep.dat"), "w") as f:
+        blocks = 0
+        if sweep:
+            for c in sorted({r["case"] for r in sweep}, key=order):
+                if c == "memchr-front":
+                    continue
+                for layout in ("late", "first"):
+                    # layout matters for optics (and On-Demand); the others read every byte
+                    if layout == "first" and c not in ("optics", "simdjson-ondemand"):
+                        continue
+                    pts = [get("sweep", c, layout, s) for s in sizes]
+                    pts = [p for p in pts if p]
+                    if not pts:
+                        continue
+                    if blocks:
+                        f.write("\n\n")
+                    f.write("%s-%s\n" % (c, layout))
+                    for p in pts:
+                        f.write("%s %s %s\n" % (p["msg_bytes"], p["mb_per_s"], p["ns_per_msg"]))
+                    blocks += 1
+    with open(os.path.join(outdir, "sweep.blocks"), "w") as f:
+        f.write("%d\n" % blocks)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,240 @@
+#!/usr/bin/env bash
+# run.sh: end-to-end tests of triage-demo on the loopback interface: the
+# readers agree (judge and filter), `run` checks out, the three services by
+# hand (counts against judge's verdicts, digests end to end), and the
+# faults: an upstream that stops after N bytes for many N, a downstream that
+# goes away, a peer that cannot be reached.
+#
+#   usage: tests/e2e/run.sh build/triage-demo
+#
+# Prints one line per check and a final "N passed, M failed"; exits 1 when
+# any failed. Every process runs under `timeout`, so a hang is a failure.
+set -u
+demo=${1:?usage: tests/e2e/run.sh PATH/TO/triage-demo}
+[ -x "$demo" ] || { echo "run.sh: $demo is not executable" >&2; exit 2; }
+command -v python3 >/dev/null || { echo "run.sh: needs python3 (fake peers)" >&2; exit 2; }
+
+tmp=$(mktemp -d)
+cleanup() {
+    # Only our own background jobs that are still running.
+    local running
+    running=$(jobs -pr)
+    [ -n "$running" ] && kill $running 2>/dev/null
+    wait 2>/dev/null
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+passed=0
+failed=0
+pass() { passed=$((passed + 1)); echo "ok   $*"; }
+fail() { failed=$((failed + 1)); echo "FAIL $*"; }
+check() { # check DESCRIPTION COMMAND...
+    local what=$1
+    shift
+    if "$@"; then pass "$what"; else fail "$what"; fi
+}
+
+T="timeout 30"
+
+# A JSON member of a one-line object whose key is unique in it.
+jget() { grep -o "\"$2\":[^,}]*" "$1" | head -1 | cut -d: -f2 | tr -d '"'; }
+
+# Waits for "listening HOST:PORT" in a service's stdout file; prints HOST:PORT.
+addr_of() {
+    for _ in $(seq 1 300); do
+        if grep -q '^listening ' "$1" 2>/dev/null; then
+            sed -n 's/^listening //p' "$1" | head -1
+            return 0
+        fi
+        sleep 0.02
+    done
+    return 1
+}
+
+# Starts a service in the background: start NAME ARGS...; stdout in
+# $tmp/NAME.out, stderr in $tmp/NAME.err; its pid in $last_pid.
+start() {
+    local name=$1
+    shift
+    $T "$demo" "$@" >"$tmp/$name.out" 2>"$tmp/$name.err" &
+    last_pid=$!
+}
+
+# ---- 1. judge: the two readers agree on every message
+
+for layout in late first; do
+    "$demo" gen --count 3000 --seed 3 --layout $layout >"$tmp/gen.$layout"
+    "$demo" judge --reader optics <"$tmp/gen.$layout" >"$tmp/optics.$layout"
+    "$demo" judge --reader decode <"$tmp/gen.$layout" >"$tmp/decode.$layout"
+    check "judge: optics and decode agree on 3000 messages ($layout)" \
+        cmp -s "$tmp/optics.$layout" "$tmp/decode.$layout"
+    check "judge: 3000 verdicts, some kept ($layout)" \
+        test "$(wc -l <"$tmp/optics.$layout")" -eq 3000 -a "$(grep -c keep "$tmp/optics.$layout")" -gt 0
+done
+
+# ---- 2. run: three readers, the downstream checks, the JSON form
+
+if $T "$demo" run 3000 --json >"$tmp/run.json" 2>"$tmp/run.err"; then
+    pass "run 3000 --json exits 0"
+else
+    fail "run 3000 --json exits 0: $(cat "$tmp/run.err")"
+fi
+check "run: one line per reader, each ok" \
+    test "$(grep -c '"ok":true' "$tmp/run.json")" -eq 3 -a "$(wc -l <"$tmp/run.json")" -eq 3
+kinds() { grep "\"reader\":\"$1\"" "$tmp/run.json" | grep -o '"kinds":{[^}]*}[^}]*}[^}]*}[^}]*}}'; }
+check "run: optics and decode tally alike" test -n "$(kinds optics)" -a "$(kinds optics)" = "$(kinds decode)"
+check "run: the relay forwards all 3000" \
+    grep -q '"reader":"none".*"none":{"seen":3000,"kept":3000}.*"received":3000' "$tmp/run.json"
+$T "$demo" run 2000 --reader optics >"$tmp/run.txt" 2>/dev/null
+check "run: the text report" grep -qE '^optics: 2000 messages, [0-9.]+ MB in [0-9.]+ s:$' "$tmp/run.txt"
+check "run: the downstream line" grep -qE '^  downstream received [0-9]+ messages \([0-9]+ kept\); [0-9]+ decode as issues, and the policy keeps [0-9]+ of them$' "$tmp/run.txt"
+
+# ---- 3. the services by hand: counts against judge, digests end to end
+
+want_kept=$(grep -c keep "$tmp/optics.late")
+digest_of=()
+for reader in optics decode none; do
+    start up upstream --listen 127.0.0.1:0 --count 3000 --seed 3
+    up=$last_pid
+    only=()
+    [ $reader = none ] && only=(--count-only)
+    start down downstream --listen 127.0.0.1:0 "${only[@]}"
+    down=$last_pid
+    ua=$(addr_of "$tmp/up.out") && da=$(addr_of "$tmp/down.out")
+    $T "$demo" filter --from "$ua" --to "$da" --reader $reader --json >"$tmp/filter.json" 2>"$tmp/filter.err"
+    frc=$?
+    wait $up
+    wait $down
+    drc=$?
+    check "filter --reader $reader exits 0, and the downstream too" test $frc -eq 0 -a $drc -eq 0
+    fd=$(jget "$tmp/filter.json" digest)
+    dd=$(jget "$tmp/down.out" digest)
+    check "filter --reader $reader: the downstream's digest is the filter's" test -n "$fd" -a "$fd" = "$dd"
+    check "filter --reader $reader: bytes forwarded = bytes received" \
+        test "$(jget "$tmp/filter.json" kept_bytes)" = "$(jget "$tmp/down.out" bytes)"
+    if [ $reader = none ]; then
+        check "relay: the downstream received all 3000" test "$(jget "$tmp/down.out" received)" -eq 3000
+        check "relay: it forwarded the stream unchanged (bytes)" \
+            test "$(jget "$tmp/down.out" bytes)" -eq "$(stat -c %s "$tmp/gen.late")"
+    else
+        check "filter --reader $reader: the downstream received judge's $want_kept kept" \
+            test "$(jget "$tmp/down.out" received)" -eq "$want_kept"
+        check "filter --reader $reader: they all decode, the policy keeps them all" \
+            test "$(jget "$tmp/down.out" decoded)" -eq "$want_kept" -a "$(jget "$tmp/down.out" kept_by_policy)" -eq "$want_kept"
+        digest_of+=("$fd")
+    fi
+done
+check "optics and decode forward the same frames (digest)" test "${digest_of[0]}" = "${digest_of[1]}"
+
+# The writer thread gives the same result.
+start up upstream --listen 127.0.0.1:0 --count 3000 --seed 3
+start down downstream --listen 127.0.0.1:0
+ua=$(addr_of "$tmp/up.out") && da=$(addr_of "$tmp/down.out")
+$T "$demo" filter --from "$ua" --to "$da" --threads 2 --json >"$tmp/filter.json" 2>"$tmp/filter.err"
+frc=$?
+wait
+check "filter --threads 2: same digest, exit 0" test $frc -eq 0 -a "$(jget "$tmp/down.out" digest)" = "${digest_of[0]}"
+
+# ---- 4. faults: the upstream stops after N bytes, for many N
+
+"$demo" gen --count 60 --seed 9 >"$tmp/small"
+size=$(stat -c %s "$tmp/small")
+bounds=(0)
+o=0
+for _ in $(seq 1 8); do
+    len=$(od -An -tu1 -j $((o + 1)) -N4 "$tmp/small" | awk '{print $1*16777216 + $2*65536 + $3*256 + $4}')
+    o=$((o + 5 + len))
+    bounds+=($o)
+done
+cuts=()
+for b in "${bounds[@]}"; do
+    for d in -1 0 1 4 5 6 700; do
+        c=$((b + d))
+        [ $c -ge 0 ] && cuts+=($c)
+    done
+done
+RANDOM=7
+for _ in $(seq 1 12); do cuts+=($(((RANDOM * 32768 + RANDOM) % size))); done
+cuts+=($((size - 1)) $size)
+
+cut_fail=0
+for n in "${cuts[@]}"; do
+    head -c "$n" "$tmp/small" | "$demo" judge --reader optics >"$tmp/cut.judge" 2>/dev/null
+    jrc=$?
+    want=$(grep -c keep "$tmp/cut.judge")
+    start up upstream --listen 127.0.0.1:0 --count 60 --seed 9 --stop-after "$n"
+    start down downstream --listen 127.0.0.1:0
+    ua=$(addr_of "$tmp/up.out") && da=$(addr_of "$tmp/down.out")
+    $T "$demo" filter --from "$ua" --to "$da" --json >"$tmp/filter.json" 2>"$tmp/filter.err"
+    frc=$?
+    wait
+    got=$(jget "$tmp/down.out" received)
+    why=""
+    if [ $jrc -eq 0 ]; then # the cut fell between frames: a clean end
+        [ $frc -eq 0 ] || why="exit $frc on a clean end"
+    else
+        [ $frc -eq 2 ] || why="exit $frc, want 2"
+        grep -q "input ends inside a frame (FRAME_TRUNCATED) at byte $n\$" "$tmp/filter.err" ||
+            why="$why; stderr: $(cat "$tmp/filter.err")"
+    fi
+    [ "$got" = "$want" ] || why="$why; downstream received $got, judge keeps $want"
+    [ "$(jget "$tmp/filter.json" digest)" = "$(jget "$tmp/down.out" digest)" ] || why="$why; digests differ"
+    if [ -n "$why" ]; then
+        fail "upstream stops after $n bytes: $why"
+        cut_fail=1
+    fi
+done
+[ $cut_fail -eq 0 ] && pass "upstream stops after N bytes, ${#cuts[@]} values of N: the kept messages before the cut arrive, the filter names the offset"
+
+# ---- 5. the downstream goes away; a peer cannot be reached
+
+fake_downstream() { # reads $1 bytes, then closes
+    python3 -c '
+import socket, sys
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+s.listen(1)
+print("listening 127.0.0.1:%d" % s.getsockname()[1], flush=True)
+c, _ = s.accept()
+n = int(sys.argv[1]); got = 0
+while got < n:
+    b = c.recv(min(65536, n - got))
+    if not b:
+        break
+    got += len(b)
+c.close()
+' "$1"
+}
+for n in 0 1 10000 1000000; do
+    start up upstream --listen 127.0.0.1:0 --count 20000 --seed 2
+    fake_downstream $n >"$tmp/down.out" &
+    ua=$(addr_of "$tmp/up.out") && da=$(addr_of "$tmp/down.out")
+    start filter filter --from "$ua" --to "$da" --reader none
+    wait $last_pid
+    frc=$?
+    wait
+    check "downstream leaves after $n bytes: the filter exits 1, naming it" \
+        test $frc -eq 1 -a -n "$(grep 'triage-demo filter: .*downstream' "$tmp/filter.err")"
+done
+
+$T "$demo" filter --from 127.0.0.1:1 --to 127.0.0.1:1 >/dev/null 2>"$tmp/err"
+rc=$?
+check "unreachable downstream: exit 1, a clear error" \
+    test $rc -eq 1 -a -n "$(grep 'triage-demo filter: downstream: cannot connect to 127.0.0.1:1: ' "$tmp/err")"
+start down downstream --listen 127.0.0.1:0
+down=$last_pid
+da=$(addr_of "$tmp/down.out")
+$T "$demo" filter --from 127.0.0.1:1 --to "$da" >/dev/null 2>"$tmp/err"
+rc=$?
+kill $down 2>/dev/null
+wait
+check "unreachable upstream: exit 1, a clear error" \
+    test $rc -eq 1 -a -n "$(grep 'triage-demo filter: upstream: cannot connect to 127.0.0.1:1: ' "$tmp/err")"
+
+echo '{"urgent":["Sev9"]}' >"$tmp/bad.policy"
+$T "$demo" filter --from 127.0.0.1:1 --to 127.0.0.1:1 --policy "$tmp/bad.policy" >/dev/null 2>"$tmp/err"
+check "a bad policy file: exit 2 before connecting" test $? -eq 2 -a -n "$(grep bad.policy "$tmp/err")"
+
+echo "$passed passed, $failed failed"
+[ $failed -eq 0 ]

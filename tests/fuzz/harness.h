@@ -1,0 +1,788 @@
+/* harness.h: the fuzzing properties, one function per harness.
+ *
+ * Shared by the libFuzzer driver (tests/fuzz/fuzz.c, one binary per
+ * harness) and by the regression replay in tests/unit/test_verify.c, which
+ * runs every file under tests/regression/ through every function here.
+ *
+ * Each fz_<name>(data, n) takes arbitrary bytes, runs the code under test on
+ * an exactly sized copy (so the sanitizers see any read past the end) and
+ * returns NULL when every property holds, else a static text naming the one
+ * that failed. Crashes, leaks and undefined behaviour are the sanitizers' to
+ * report. fz_init must be called once first; nothing here is thread-safe.
+ *
+ * The properties (THREATS.md's rule, and each module's contract):
+ *   split         the splitter gives the same frames and the same error
+ *                 whatever pieces the stream arrives in; frames are views
+ *                 inside the input; errors are sticky and at the stated offsets
+ *   decode        errors lie inside the input; an accepted message is JSON,
+ *                 and decode . encode . decode is the identity on its model
+ *   validate      tr_validate_Issue gives tr_decode_Issue's code and offset
+ *   json          js_validate gives one answer under every SIMD width; a
+ *                 valid value placed as an unknown field inside a valid
+ *                 message is accepted by the decoder (its JSON layer agrees)
+ *   scan_<optic>  each scanner on arbitrary bytes: one answer under every
+ *                 SIMD width, a hit inside its range; on bytes that decode,
+ *                 the value the decoded model holds
+ *   policy        po_parse accepts only JSON, only known names
+ *   differential  verify=schema optics give the decoder's verdict on every
+ *                 input, verify=json accepts all the decoder accepts, and
+ *                 verify=off optics read the decoder's values on every
+ *                 message the decoder accepts
+ */
+#ifndef TR_FUZZ_HARNESS_H
+#define TR_FUZZ_HARNESS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "frames.h"
+#include "issues.h"
+#include "policy.h"
+#include "readers.h"
+#include "skip.h"
+#include "tr_model.h"
+#include "tr_optics.h"
+#include "verify.h"
+
+#define FZ_FN __attribute__((unused)) static
+
+/* The decoder's arena, as demo/judge.c sizes it (16 x the 4 MiB frame). */
+#define FZ_DECODE_ARENA (64u << 20)
+/* Room for re-encoding a decoded message (absent lists come back as []). */
+#define FZ_ENCODE_CAP (16u << 20)
+
+typedef struct {
+    bool ready;
+    uint8_t *dec_mem, *dec2_mem, *enc, *enc2;
+    ar_arena dec, dec2;
+    tr_Issue issue, issue2;
+    vf_checker *vc;
+    po_policy policy;
+    /* the SIMD widths this CPU has, narrowest first; widest last */
+    const char *impls[4];
+    int nimpls;
+    /* a valid generated message, for wrapping values into */
+    uint8_t *base;
+    size_t base_n;
+} fz_state;
+
+static fz_state fz;
+
+static void fz_die(const char *what)
+{
+    fprintf(stderr, "fuzz harness: %s\n", what);
+    abort();
+}
+
+/* Selects SIMD width i for both json.h and skip.h. */
+static void fz_use_impl(int i)
+{
+    if (js_force_simd(fz.impls[i]) == NULL)
+        fz_die("a SIMD width went away");
+    sk_init();
+}
+
+FZ_FN void fz_init(void)
+{
+    if (fz.ready)
+        return;
+    js_init();
+    sk_init();
+    static const char *const names[] = {"portable", "sse2", "avx2", "avx512"};
+    const char *widest = js_simd_name();
+    for (int i = 0; i < 4; i++) {
+        if (js_force_simd(names[i]) != NULL)
+            fz.impls[fz.nimpls++] = names[i];
+        if (strcmp(names[i], widest) == 0)
+            break;
+    }
+    fz.dec_mem = malloc(FZ_DECODE_ARENA);
+    fz.dec2_mem = malloc(FZ_DECODE_ARENA);
+    fz.enc = malloc(FZ_ENCODE_CAP);
+    fz.enc2 = malloc(FZ_ENCODE_CAP);
+    fz.vc = vf_new();
+    if (fz.dec_mem == NULL || fz.dec2_mem == NULL || fz.enc == NULL || fz.enc2 == NULL ||
+        fz.vc == NULL || fz.nimpls == 0)
+        fz_die("out of memory");
+    ar_init(&fz.dec, fz.dec_mem, FZ_DECODE_ARENA);
+    ar_init(&fz.dec2, fz.dec2_mem, FZ_DECODE_ARENA);
+    po_schema s = rd_schema();
+    char err[256];
+    if (!po_default(&s, &fz.policy, err, sizeof err))
+        fz_die(err);
+    iss_gen *g = iss_gen_new(2);
+    size_t n = 0;
+    const uint8_t *f = g != NULL ? iss_gen_frame(g, 1, 0, false, &n) : NULL;
+    if (f == NULL || n <= FR_HEADER_LEN || (fz.base = malloc(n)) == NULL)
+        fz_die("cannot generate the base message");
+    fz.base_n = n - FR_HEADER_LEN;
+    memcpy(fz.base, f + FR_HEADER_LEN, fz.base_n);
+    iss_gen_free(g);
+    fz_use_impl(fz.nimpls - 1);
+    fz.ready = true;
+}
+
+/* An exactly sized heap copy, so that a read past the end is ASan's. */
+static uint8_t *fz_copy(const uint8_t *d, size_t n)
+{
+    uint8_t *c = malloc(n ? n : 1);
+    if (c == NULL)
+        fz_die("out of memory");
+    if (n)
+        memcpy(c, d, n);
+    return c;
+}
+
+#define FZ_CHECK(cond, what)                                                  \
+    do {                                                                      \
+        if (!(cond)) {                                                        \
+            why = (what);                                                     \
+            goto out;                                                         \
+        }                                                                     \
+    } while (0)
+
+/* ======================================================== split ===== */
+
+typedef struct {
+    size_t offset, n;
+    bool compressed;
+} fz_fr;
+
+typedef struct {
+    fz_fr *frames;
+    size_t count;
+    fr_status last; /* FR_ERROR, or FR_NEED_MORE at the end */
+    tr_code finish; /* fr_finish's answer */
+    tr_error err;
+    size_t err_frame;
+} fz_split_result;
+
+static uint64_t fz_rng(uint64_t *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return *s;
+}
+
+/* Input: d[0] options (bit 0 allow compressed, bits 1-2 the length limit),
+ * d[1] the seed of the piece sizes, then the stream. */
+FZ_FN const char *fz_split(const uint8_t *d, size_t n)
+{
+    static const uint32_t limits[4] = {FR_DEFAULT_MAX_LEN, 0, 16, 1000};
+    const char *why = NULL;
+    if (n < 2)
+        return NULL;
+    bool allow = d[0] & 1;
+    uint32_t max_len = limits[(d[0] >> 1) & 3];
+    uint64_t seed = 0x9e3779b97f4a7c15ull ^ d[1];
+    const uint8_t *sd = d + 2;
+    size_t sn = n - 2;
+    uint8_t *s = fz_copy(sd, sn);
+    fz_split_result ref = {calloc(sn / FR_HEADER_LEN + 1, sizeof(fz_fr)), 0, FR_NEED_MORE,
+                           TR_E_OK, {TR_E_OK, 0, NULL}, 0};
+    uint8_t *piece = NULL;
+    if (ref.frames == NULL)
+        fz_die("out of memory");
+
+    /* In one piece: the reference. */
+    fr_splitter sp;
+    fr_init(&sp);
+    sp.allow_compressed = allow;
+    sp.max_len = max_len;
+    size_t at = 0;
+    for (;;) {
+        fr_frame f;
+        fr_status st = fr_next(&sp, s + at, s + sn, at, &f);
+        if (st == FR_FRAME) {
+            FZ_CHECK(f.head == s + at && f.msg.p == f.head + FR_HEADER_LEN, "split: frame view misplaced");
+            FZ_CHECK(f.offset == at, "split: frame offset");
+            FZ_CHECK(f.msg.n <= max_len, "split: frame over the limit");
+            FZ_CHECK(fr_frame_size(&f) <= sn - at, "split: frame past the end");
+            uint32_t len = (uint32_t)s[at + 1] << 24 | (uint32_t)s[at + 2] << 16 |
+                           (uint32_t)s[at + 3] << 8 | s[at + 4];
+            FZ_CHECK(f.msg.n == len, "split: frame length is not the header's");
+            FZ_CHECK(s[at] <= 1 && f.compressed == (s[at] == 1), "split: flag");
+            FZ_CHECK(!f.compressed || allow, "split: compressed frame let through");
+            FZ_CHECK(fr_frame_end(&f) == s + at + FR_HEADER_LEN + len, "split: frame end");
+            ref.frames[ref.count++] = (fz_fr){at, f.msg.n, f.compressed};
+            at += fr_frame_size(&f);
+            continue;
+        }
+        ref.last = st;
+        break;
+    }
+    if (ref.last == FR_ERROR) {
+        tr_code c = sp.err.code;
+        FZ_CHECK(sp.err_frame == at, "split: err_frame is not the bad frame");
+        FZ_CHECK(c == TR_E_FRAME_FLAG || c == TR_E_COMPRESSED || c == TR_E_FRAME_SIZE,
+                 "split: unexpected error code");
+        FZ_CHECK(c != TR_E_FRAME_FLAG || (s[at] > 1 && sp.err.offset == at), "split: FLAG offset");
+        FZ_CHECK(c != TR_E_COMPRESSED || (s[at] == 1 && !allow && sp.err.offset == at),
+                 "split: COMPRESSED offset");
+        FZ_CHECK(c != TR_E_FRAME_SIZE || (sp.err.offset == at + 1 && sn - at >= FR_HEADER_LEN),
+                 "split: FRAME_SIZE offset");
+        tr_error before = sp.err;
+        fr_frame f;
+        FZ_CHECK(fr_next(&sp, s, s + sn, 0, &f) == FR_ERROR, "split: error not sticky");
+        FZ_CHECK(sp.err.code == before.code && sp.err.offset == before.offset,
+                 "split: first error does not win");
+    }
+    ref.finish = fr_finish(&sp, s + at, s + sn, at);
+    ref.err = sp.err;
+    ref.err_frame = sp.err_frame;
+    if (ref.last == FR_NEED_MORE) {
+        if (at == sn)
+            FZ_CHECK(ref.finish == TR_E_OK, "split: clean end reported as an error");
+        else
+            FZ_CHECK(ref.finish == TR_E_FRAME_TRUNCATED && ref.err.offset == sn &&
+                         ref.err_frame == at,
+                     "split: truncation not reported at the end");
+    } else {
+        FZ_CHECK(ref.finish == ref.err.code, "split: fr_finish forgot the error");
+    }
+
+    /* Joining: frames back to back join into one iovec. */
+    if (ref.count > 0) {
+        fr_frame *fs = calloc(ref.count, sizeof *fs);
+        struct iovec *iov = calloc(ref.count, sizeof *iov);
+        if (fs == NULL || iov == NULL)
+            fz_die("out of memory");
+        size_t total = 0;
+        for (size_t i = 0; i < ref.count; i++) {
+            fs[i].head = s + ref.frames[i].offset;
+            fs[i].msg.p = fs[i].head + FR_HEADER_LEN;
+            fs[i].msg.n = ref.frames[i].n;
+            fs[i].offset = ref.frames[i].offset;
+            total += fr_frame_size(&fs[i]);
+        }
+        size_t k = fr_join(fs, ref.count, iov);
+        bool ok = k == 1 && iov[0].iov_base == (void *)s && iov[0].iov_len == total;
+        /* Every other frame: no two adjacent, so each takes an entry. */
+        struct iovec g2[2];
+        fr_gather g;
+        fr_gather_init(&g, g2, 2);
+        size_t added = 0;
+        for (size_t i = 0; i < ref.count; i += 2) {
+            bool fits = fr_gather_add(&g, &fs[i]);
+            if (fits != (added < 2))
+                ok = false;
+            added += fits;
+        }
+        if (g.n != added || g.frames != added)
+            ok = false;
+        free(fs);
+        free(iov);
+        FZ_CHECK(ok, "split: join or gather miscounted");
+    }
+
+    /* In pieces: the same frames, the same end. Each call sees an exactly
+     * sized copy of the bytes received and not yet consumed. */
+    fr_init(&sp);
+    sp.allow_compressed = allow;
+    sp.max_len = max_len;
+    size_t got = 0, done = 0, idx = 0;
+    fr_status st = FR_NEED_MORE;
+    while (st != FR_ERROR) {
+        if (got == sn)
+            break;
+        uint64_t r = fz_rng(&seed);
+        size_t step = (r & 3) == 0 ? (size_t)(r >> 8) % 64 + 1 : (r & 3) == 1 ? sn - got : (size_t)(r >> 8) % 7 + 1;
+        got += step < sn - got ? step : sn - got;
+        for (;;) {
+            free(piece);
+            piece = fz_copy(s + done, got - done);
+            fr_frame f;
+            st = fr_next(&sp, piece, piece + (got - done), done, &f);
+            if (st != FR_FRAME)
+                break;
+            FZ_CHECK(idx < ref.count, "split: more frames in pieces than in one");
+            FZ_CHECK(f.offset == ref.frames[idx].offset && f.msg.n == ref.frames[idx].n &&
+                         f.compressed == ref.frames[idx].compressed && f.head == piece,
+                     "split: a frame differs when the stream comes in pieces");
+            FZ_CHECK(memcmp(f.msg.p, s + done + FR_HEADER_LEN, f.msg.n) == 0, "split: frame bytes");
+            idx++;
+            done += fr_frame_size(&f);
+        }
+    }
+    FZ_CHECK(idx == ref.count, "split: fewer frames in pieces");
+    FZ_CHECK(st == ref.last, "split: different end state in pieces");
+    free(piece);
+    piece = fz_copy(s + done, sn - done);
+    tr_code fin = fr_finish(&sp, piece, piece + (sn - done), done);
+    FZ_CHECK(fin == ref.finish && sp.err.code == ref.err.code && sp.err.offset == ref.err.offset &&
+                 sp.err_frame == ref.err_frame,
+             "split: different error in pieces");
+out:
+    free(piece);
+    free(ref.frames);
+    free(s);
+    return why;
+}
+
+/* ======================================================= decode ===== */
+
+/* Decodes [p, p+n) into fz.issue; the error. */
+static tr_error fz_decode_into(const uint8_t *p, size_t n, ar_arena *a, tr_Issue *out)
+{
+    ar_reset(a);
+    return tr_decode_Issue(p, n, a, out);
+}
+
+FZ_FN const char *fz_decode(const uint8_t *d, size_t n)
+{
+    const char *why = NULL;
+    uint8_t *m = fz_copy(d, n);
+    tr_error e = fz_decode_into(m, n, &fz.dec, &fz.issue);
+    FZ_CHECK(e.code < TR_E_COUNT_, "decode: error code out of the table");
+    FZ_CHECK(e.code == TR_E_OK || e.offset <= n, "decode: error offset past the end");
+    if (e.code != TR_E_OK)
+        goto out;
+    js_ctx c;
+    js_ctx_init(&c, m, NULL);
+    FZ_CHECK(js_validate(&c, m, m + n) == m + n, "decode: accepted what is not JSON");
+    FZ_CHECK((unsigned)fz.issue.detail.kind < TR_DETAIL_COUNT, "decode: detail kind out of range");
+    uint8_t *w = tr_encode_Issue(fz.enc, fz.enc + FZ_ENCODE_CAP, &fz.issue);
+    if (w == NULL)
+        goto out;
+    size_t en = (size_t)(w - fz.enc);
+    tr_error e2 = fz_decode_into(fz.enc, en, &fz.dec2, &fz.issue2);
+    FZ_CHECK(e2.code == TR_E_OK, "decode: rejects the encoding of what it accepted");
+    uint8_t *w2 = tr_encode_Issue(fz.enc2, fz.enc2 + FZ_ENCODE_CAP, &fz.issue2);
+    FZ_CHECK(w2 != NULL && (size_t)(w2 - fz.enc2) == en && memcmp(fz.enc, fz.enc2, en) == 0,
+             "decode: decode . encode . decode changed the model");
+out:
+    free(m);
+    return why;
+}
+
+/* ===================================================== validate ===== */
+
+FZ_FN const char *fz_validate(const uint8_t *d, size_t n)
+{
+    const char *why = NULL;
+    uint8_t *m = fz_copy(d, n);
+    tr_error e = fz_decode_into(m, n, &fz.dec, &fz.issue);
+    tr_error v = vf_check(fz.vc, VF_SCHEMA, (tr_message){m, n});
+    FZ_CHECK(v.code == e.code, "validate: code differs from the decoder's");
+    FZ_CHECK(v.code == TR_E_OK || v.offset == e.offset, "validate: offset differs from the decoder's");
+out:
+    free(m);
+    return why;
+}
+
+/* ========================================================= json ===== */
+
+FZ_FN const char *fz_json(const uint8_t *d, size_t n)
+{
+    const char *why = NULL;
+    uint8_t *m = fz_copy(d, n), *wrapped = NULL;
+    js_ctx c0;
+    const uint8_t *r0 = NULL;
+    for (int i = 0; i < fz.nimpls; i++) {
+        fz_use_impl(i);
+        js_ctx c;
+        js_ctx_init(&c, m, NULL);
+        const uint8_t *r = js_validate(&c, m, m + n);
+        FZ_CHECK(r == NULL || r == m + n, "json: js_validate stopped short without an error");
+        FZ_CHECK((r == NULL) == (c.err.code != TR_E_OK), "json: result and error disagree");
+        FZ_CHECK(r != NULL || c.err.offset <= n, "json: error offset past the end");
+        if (i == 0) {
+            c0 = c;
+            r0 = r;
+        } else {
+            FZ_CHECK(r == r0 && c.err.code == c0.err.code && c.err.offset == c0.err.offset,
+                     "json: SIMD widths disagree");
+        }
+    }
+    /* The decoder's JSON layer: a value one level shallower than the limit,
+     * as an unknown field of a valid message, is accepted. */
+    js_ctx c;
+    js_ctx_init(&c, m, NULL);
+    c.max_depth = JS_MAX_DEPTH - 1;
+    if (js_validate(&c, m, m + n) == m + n) {
+        static const char head[] = "{\"zz\":";
+        size_t hn = sizeof head - 1;
+        wrapped = malloc(hn + n + 1 + fz.base_n - 1);
+        if (wrapped == NULL)
+            fz_die("out of memory");
+        memcpy(wrapped, head, hn);
+        memcpy(wrapped + hn, m, n);
+        wrapped[hn + n] = ',';
+        memcpy(wrapped + hn + n + 1, fz.base + 1, fz.base_n - 1);
+        size_t wn = hn + n + fz.base_n;
+        tr_error e = fz_decode_into(wrapped, wn, &fz.dec, &fz.issue);
+        FZ_CHECK(e.code == TR_E_OK, "json: valid JSON in an unknown field rejected by the decoder");
+    }
+out:
+    fz_use_impl(fz.nimpls - 1);
+    free(wrapped);
+    free(m);
+    return why;
+}
+
+/* ====================================================== scanners ===== */
+
+/* What a reader says about each leaf the policy can ask: an enum index or
+ * -1 for a miss; votes -1 for a miss. */
+typedef struct {
+    int kind, severity, tier, module, plan, severity_of;
+    int64_t votes;
+} fz_reading;
+
+static fz_reading fz_read_model(const tr_Issue *is)
+{
+    fz_reading r;
+    po_reader rd = rd_model(&is->detail);
+    r.kind = rd.kind(rd.self);
+    r.severity = rd.severity(rd.self);
+    r.tier = rd.tier(rd.self);
+    r.module = rd.module(rd.self);
+    r.plan = rd.plan(rd.self);
+    int64_t v;
+    r.votes = rd.votes(rd.self, &v) ? v : -1;
+    tr_Severity s;
+    r.severity_of = tr_get_severityOf(is, &s) ? (int)s : -1;
+    return r;
+}
+
+/* The same through the scanners; detail_hit false when the message has no
+ * detail the scanner can find (then every leaf is a miss). */
+static fz_reading fz_read_optics(tr_message m, bool *detail_hit)
+{
+    fz_reading r = {-1, -1, -1, -1, -1, -1, -1};
+    tr_Severity s;
+    r.severity_of = tr_scan_severityOf(m, &s) ? (int)s : -1;
+    tr_view_Detail dv;
+    *detail_hit = tr_scan_detail(m, &dv);
+    if (!*detail_hit)
+        return r;
+    rd_bytes st;
+    po_reader rd = rd_optics(&st, dv);
+    r.kind = rd.kind(rd.self);
+    r.severity = rd.severity(rd.self);
+    r.tier = rd.tier(rd.self);
+    r.module = rd.module(rd.self);
+    r.plan = rd.plan(rd.self);
+    int64_t v;
+    r.votes = rd.votes(rd.self, &v) ? v : -1;
+    return r;
+}
+
+static bool fz_same_reading(const fz_reading *a, const fz_reading *b)
+{
+    return a->kind == b->kind && a->severity == b->severity && a->tier == b->tier &&
+           a->module == b->module && a->plan == b->plan && a->votes == b->votes &&
+           a->severity_of == b->severity_of;
+}
+
+/* A Detail decoded alone from a view: true when [p, p+n) is exactly one
+ * Detail (whitespace around it allowed). */
+static bool fz_decode_detail(const uint8_t *p, size_t n, tr_Detail *out)
+{
+    js_ctx c;
+    ar_reset(&fz.dec);
+    js_ctx_init(&c, p, &fz.dec);
+    const uint8_t *end = p + n, *q = js_ws(p, end);
+    if (q >= end)
+        return false;
+    q = tr_dec_Detail(&c, q, end, out);
+    return q != NULL && js_ws(q, end) == end;
+}
+
+/* One scanner over a Detail view: the leaf's index (or votes), -1 on a miss. */
+typedef int64_t (*fz_leaf_fn)(tr_view_Detail v);
+typedef int64_t (*fz_model_leaf_fn)(const tr_Detail *d);
+
+#define FZ_ENUM_LEAF(name, T, COUNT)                                          \
+    static int64_t fz_scan_leaf_##name(tr_view_Detail v)                      \
+    {                                                                         \
+        T x;                                                                  \
+        if (!tr_scan_##name(v, &x))                                           \
+            return -1;                                                        \
+        return (unsigned)x < (COUNT) ? (int64_t)x : -2; /* -2: out of range */ \
+    }                                                                         \
+    static int64_t fz_model_leaf_##name(const tr_Detail *d)                   \
+    {                                                                         \
+        T x;                                                                  \
+        return tr_get_##name(d, &x) ? (int64_t)x : -1;                        \
+    }
+FZ_ENUM_LEAF(kind, tr_Detail_kind, TR_DETAIL_COUNT)
+FZ_ENUM_LEAF(severity, tr_Severity, TR_SEVERITY_COUNT)
+FZ_ENUM_LEAF(tier, tr_Tier, TR_TIER_COUNT)
+FZ_ENUM_LEAF(module, tr_Module, TR_MODULE_COUNT)
+FZ_ENUM_LEAF(plan, tr_Plan, TR_PLAN_COUNT)
+#undef FZ_ENUM_LEAF
+
+static int64_t fz_scan_leaf_votes(tr_view_Detail v)
+{
+    uint64_t mem[64];
+    ar_arena a;
+    ar_init(&a, mem, sizeof mem);
+    tr_Votes x;
+    if (!tr_scan_votes(v, &x, &a))
+        return -1;
+    return x.count < 0 ? -(int64_t)1000 - x.count : x.count; /* keep -1 for a miss */
+}
+
+static int64_t fz_model_leaf_votes(const tr_Detail *d)
+{
+    const tr_Votes *x;
+    if (!tr_get_votes(d, &x))
+        return -1;
+    return x->count < 0 ? -(int64_t)1000 - x->count : x->count;
+}
+
+static const char *fz_scan_detail_leaf(const uint8_t *d, size_t n, fz_leaf_fn scan,
+                                       fz_model_leaf_fn model)
+{
+    const char *why = NULL;
+    uint8_t *m = fz_copy(d, n);
+    tr_view_Detail v = {m, n};
+    int64_t r0 = 0;
+    for (int i = 0; i < fz.nimpls; i++) {
+        fz_use_impl(i);
+        int64_t r = scan(v);
+        FZ_CHECK(r != -2, "scan: a hit outside the enum's range");
+        if (i == 0)
+            r0 = r;
+        FZ_CHECK(r == r0, "scan: SIMD widths disagree");
+    }
+    tr_Detail det;
+    if (fz_decode_detail(m, n, &det))
+        FZ_CHECK(model(&det) == r0, "scan: on a Detail that decodes, the scanner reads another value");
+out:
+    fz_use_impl(fz.nimpls - 1);
+    free(m);
+    return why;
+}
+
+#define FZ_SCAN_HARNESS(name)                                                 \
+    FZ_FN const char *fz_scan_##name(const uint8_t *d, size_t n)              \
+    {                                                                         \
+        return fz_scan_detail_leaf(d, n, fz_scan_leaf_##name, fz_model_leaf_##name); \
+    }
+FZ_SCAN_HARNESS(kind)
+FZ_SCAN_HARNESS(severity)
+FZ_SCAN_HARNESS(tier)
+FZ_SCAN_HARNESS(module)
+FZ_SCAN_HARNESS(plan)
+FZ_SCAN_HARNESS(votes)
+#undef FZ_SCAN_HARNESS
+
+/* The two scanners over a whole message. */
+FZ_FN const char *fz_scan_detail(const uint8_t *d, size_t n)
+{
+    const char *why = NULL;
+    uint8_t *m = fz_copy(d, n);
+    tr_view_Detail v0 = {NULL, 0};
+    bool hit0 = false;
+    for (int i = 0; i < fz.nimpls; i++) {
+        fz_use_impl(i);
+        tr_view_Detail v = {NULL, 0};
+        bool hit = tr_scan_detail((tr_message){m, n}, &v);
+        FZ_CHECK(!hit || (v.p >= m && v.n <= n && (size_t)(v.p - m) <= n - v.n),
+                 "scan detail: view outside the message");
+        FZ_CHECK(!hit || v.n > 0, "scan detail: a hit with an empty view");
+        if (i == 0) {
+            hit0 = hit;
+            v0 = v;
+        }
+        FZ_CHECK(hit == hit0 && (!hit || (v.p == v0.p && v.n == v0.n)), "scan detail: SIMD widths disagree");
+    }
+    tr_error e = fz_decode_into(m, n, &fz.dec2, &fz.issue2);
+    if (e.code == TR_E_OK) {
+        FZ_CHECK(hit0, "scan detail: misses the detail of a message that decodes");
+        tr_Detail det;
+        FZ_CHECK(fz_decode_detail(v0.p, v0.n, &det), "scan detail: its view does not decode as a Detail");
+        uint8_t *w1 = tr_encode_Detail(fz.enc, fz.enc + FZ_ENCODE_CAP, &det);
+        uint8_t *w2 = tr_encode_Detail(fz.enc2, fz.enc2 + FZ_ENCODE_CAP, &fz.issue2.detail);
+        FZ_CHECK(w1 != NULL && w2 != NULL && w1 - fz.enc == w2 - fz.enc2 &&
+                     memcmp(fz.enc, fz.enc2, (size_t)(w1 - fz.enc)) == 0,
+                 "scan detail: its view is not the detail the decoder read");
+    }
+out:
+    fz_use_impl(fz.nimpls - 1);
+    free(m);
+    return why;
+}
+
+FZ_FN const char *fz_scan_severityOf(const uint8_t *d, size_t n)
+{
+    const char *why = NULL;
+    uint8_t *m = fz_copy(d, n);
+    int r0 = -1;
+    for (int i = 0; i < fz.nimpls; i++) {
+        fz_use_impl(i);
+        tr_Severity s;
+        int r = tr_scan_severityOf((tr_message){m, n}, &s) ? (int)s : -1;
+        FZ_CHECK(r >= -1 && r < TR_SEVERITY_COUNT, "scan severityOf: out of range");
+        if (i == 0)
+            r0 = r;
+        FZ_CHECK(r == r0, "scan severityOf: SIMD widths disagree");
+    }
+    tr_error e = fz_decode_into(m, n, &fz.dec2, &fz.issue2);
+    if (e.code == TR_E_OK) {
+        tr_Severity s;
+        int want = tr_get_severityOf(&fz.issue2, &s) ? (int)s : -1;
+        FZ_CHECK(r0 == want, "scan severityOf: reads another value than the decoder");
+    }
+out:
+    fz_use_impl(fz.nimpls - 1);
+    free(m);
+    return why;
+}
+
+/* ======================================================= policy ===== */
+
+FZ_FN const char *fz_policy(const uint8_t *d, size_t n)
+{
+    const char *why = NULL;
+    char *t = (char *)fz_copy(d, n);
+    po_schema s = rd_schema();
+    po_policy p;
+    char err[128];
+    memset(err, 'x', sizeof err);
+    bool ok = po_parse(t, n, "fuzz", &s, &p, err, sizeof err);
+    if (!ok) {
+        FZ_CHECK(memchr(err, 0, sizeof err) != NULL, "policy: error message not terminated");
+        FZ_CHECK(strncmp(err, "fuzz", 4) == 0, "policy: error message does not name the file");
+        goto out;
+    }
+    FZ_CHECK(p.urgent < 1ull << TR_SEVERITY_COUNT && p.tiers < 1ull << TR_TIER_COUNT &&
+                 p.modules < 1ull << TR_MODULE_COUNT && p.plans < 1ull << TR_PLAN_COUNT,
+             "policy: a set names a case the schema lacks");
+    FZ_CHECK(p.bug == TR_DETAIL_BUG && p.incident == TR_DETAIL_INCIDENT &&
+                 p.request == TR_DETAIL_REQUEST,
+             "policy: kind indexes");
+    js_ctx c;
+    js_ctx_init(&c, (const uint8_t *)t, NULL);
+    FZ_CHECK(js_validate(&c, (const uint8_t *)t, (const uint8_t *)t + n) != NULL,
+             "policy: accepted a file that is not JSON");
+out:
+    free(t);
+    return why;
+}
+
+/* ================================================= differential ===== */
+
+typedef struct {
+    int kind;
+    bool keep;
+} fz_verdict;
+
+/* The codes that say "not JSON" (or nested past the limit), as opposed to
+ * "JSON, but not an Issue" (TR_E_TOO_LONG is the latter: only an f64
+ * field's number is held to JS_MAX_NUMBER_LEN). */
+static bool fz_json_code(tr_code c)
+{
+    switch (c) {
+    case TR_E_EOF: case TR_E_SYNTAX: case TR_E_TRAILING: case TR_E_BOM: case TR_E_DEPTH:
+    case TR_E_CTRL: case TR_E_ESCAPE: case TR_E_SURROGATE: case TR_E_UTF8: case TR_E_NUMBER:
+        return true;
+    default:
+        return false;
+    }
+}
+
+FZ_FN const char *fz_differential(const uint8_t *d, size_t n)
+{
+    const char *why = NULL;
+    uint8_t *m = fz_copy(d, n);
+    tr_message msg = {m, n};
+
+    /* The decoder: a message it rejects is `none drop`. */
+    tr_error e = fz_decode_into(m, n, &fz.dec, &fz.issue);
+    fz_verdict dec = {-1, false};
+    fz_reading want = {-1, -1, -1, -1, -1, -1, -1};
+    if (e.code == TR_E_OK) {
+        po_reader rd = rd_model(&fz.issue.detail);
+        dec.keep = po_judge(&fz.policy, &rd, &dec.kind);
+        want = fz_read_model(&fz.issue);
+    }
+
+    for (int i = 0; i < fz.nimpls; i++) {
+        fz_use_impl(i);
+        tr_error vj = vf_check(fz.vc, VF_JSON, msg);
+        FZ_CHECK(e.code != TR_E_OK || vj.code == TR_E_OK, "differential: verify=json rejects what decodes");
+        tr_error vs = vf_check(fz.vc, VF_SCHEMA, msg);
+        FZ_CHECK(vs.code == e.code && (vs.code == TR_E_OK || vs.offset == e.offset),
+                 "differential: verify=schema and the decoder differ in code or offset");
+        FZ_CHECK(vs.code == TR_E_OK || vj.code != TR_E_OK || !fz_json_code(vs.code),
+                 "differential: verify=schema rejects as bad JSON what verify=json accepts");
+
+        /* judge --reader optics --verify schema, as demo/judge.c does it. */
+        fz_verdict opt = {-1, false};
+        tr_view_Detail dv;
+        if (vs.code == TR_E_OK && tr_scan_detail(msg, &dv)) {
+            rd_bytes st;
+            po_reader rd = rd_optics(&st, dv);
+            opt.keep = po_judge(&fz.policy, &rd, &opt.kind);
+        }
+        FZ_CHECK(opt.kind == dec.kind && opt.keep == dec.keep,
+                 "differential: verify=schema optics and decode give different verdicts");
+
+        /* verify=off, on what the decoder accepts: the same values. */
+        if (e.code == TR_E_OK) {
+            fz_verdict off = {-1, false};
+            if (tr_scan_detail(msg, &dv)) {
+                rd_bytes st;
+                po_reader rd = rd_optics(&st, dv);
+                off.keep = po_judge(&fz.policy, &rd, &off.kind);
+            }
+            FZ_CHECK(off.kind == dec.kind && off.keep == dec.keep,
+                     "differential: verify=off optics and decode differ on a message that decodes");
+            bool hit;
+            fz_reading got = fz_read_optics(msg, &hit);
+            FZ_CHECK(hit && fz_same_reading(&got, &want),
+                     "differential: verify=off optics read other values than the decoder");
+        }
+    }
+out:
+    fz_use_impl(fz.nimpls - 1);
+    free(m);
+    return why;
+}
+
+/* ======================================================== table ===== */
+
+typedef const char *(*fz_fn)(const uint8_t *d, size_t n);
+
+typedef struct {
+    const char *name;
+    fz_fn fn;
+} fz_harness;
+
+/* Every harness, for the regression replay; fuzz.c picks one by name. */
+__attribute__((unused)) static const fz_harness fz_harnesses[] = {
+    {"split", fz_split},
+    {"decode", fz_decode},
+    {"validate", fz_validate},
+    {"json", fz_json},
+    {"policy", fz_policy},
+    {"differential", fz_differential},
+    {"scan_detail", fz_scan_detail},
+    {"scan_kind", fz_scan_kind},
+    {"scan_severity", fz_scan_severity},
+    {"scan_tier", fz_scan_tier},
+    {"scan_module", fz_scan_module},
+    {"scan_plan", fz_scan_plan},
+    {"scan_votes", fz_scan_votes},
+    {"scan_severityOf", fz_scan_severityOf},
+};
+
+#define FZ_NHARNESSES (sizeof fz_harnesses / sizeof fz_harnesses[0])
+
+__attribute__((unused)) static fz_fn fz_find(const char *name)
+{
+    for (size_t i = 0; i < FZ_NHARNESSES; i++)
+        if (strcmp(fz_harnesses[i].name, name) == 0)
+            return fz_harnesses[i].fn;
+    return NULL;
+}
+
+#undef FZ_CHECK
+#endif
