@@ -352,8 +352,12 @@ static void tw_string(tj_writer *o, const char *s, size_t n, int permille)
             i++;
         } else {
             size_t len = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : 2;
-            REQUIRE_TRUE(i + len <= n);
-            if (esc) {
+            if (!esc || c < 0xC2 || c > 0xF4 || i + len > n) {
+                tw_byte(o, c); /* as is (and a test's invalid UTF-8 stays invalid) */
+                i++;
+                continue;
+            }
+            {
                 unsigned cp = len == 2 ? (c & 0x1Fu) : len == 3 ? (c & 0x0Fu) : (c & 0x07u);
                 for (size_t j = 1; j < len; j++)
                     cp = cp << 6 | ((uint8_t)s[i + j] & 0x3Fu);
@@ -364,8 +368,6 @@ static void tw_string(tj_writer *o, const char *s, size_t n, int permille)
                 } else {
                     tw_hex4(o, cp);
                 }
-            } else {
-                tw_bytes(o, s + i, len);
             }
             i += len;
         }
