@@ -183,7 +183,7 @@ fuzz_seeds = $(FUZZ_DIR)/seeds/$(if $(filter split policy,$1),$1,$(if $(filter s
   scan_severityOf,$1),message,$(if $(filter scan_%,$1),detail,message)))$(if $(filter \
   json,$1), $(FUZZ_CONFORMANCE))
 FUZZ_ARGS = -max_len=$(FUZZ_MAX_LEN) -artifact_prefix=$(FUZZ_DIR)/artifacts/$*- \
-  -print_final_stats=1
+  -dict=tests/fuzz/message.dict -print_final_stats=1
 
 .PHONY: fuzz fuzz-smoke fuzz-build fuzz-bins
 
@@ -212,17 +212,21 @@ fuzz: fuzz-build
 	$(MAKE) -k --no-print-directory $(FUZZ_NAMES:%=fuzz-run-%)
 
 fuzz-smoke: fuzz-build
-	$(MAKE) --no-print-directory $(FUZZ_NAMES:%=fuzz-smoke-%)
+	$(MAKE) -k --no-print-directory $(FUZZ_NAMES:%=fuzz-smoke-%)
 
 fuzz-run-%:
 	@mkdir -p $(FUZZ_DIR)/corpus/$* $(FUZZ_DIR)/artifacts $(FUZZ_DIR)/logs
 	@log=$(FUZZ_DIR)/logs/$*.log; \
 	$(FUZZ_DIR)/bin/fuzz_$* -max_total_time=$(FUZZ_SECONDS) $(FUZZ_ARGS) $(FUZZ_FLAGS) \
 	  $(FUZZ_DIR)/corpus/$* $(call fuzz_seeds,$*) tests/regression >$$log 2>&1; rc=$$?; \
-	cov=$$(grep -Eo 'cov: [0-9]+ ft: [0-9]+ corp: [0-9]+/[0-9a-zA-Z]+' $$log | tail -1); \
+	cov=$$(grep -Eo 'cov: [0-9]+ ft: [0-9]+ corp: [0-9]+(/[0-9a-zA-Z]+)?' $$log | tail -1); \
 	runs=$$(sed -n 's/^stat::number_of_executed_units: *//p' $$log); \
 	eps=$$(sed -n 's/^stat::average_exec_per_sec: *//p' $$log); \
-	echo "fuzz $*: $$runs runs in $(FUZZ_SECONDS) s ($$eps/s), $$cov (log: $$log)"; \
+	if [ -z "$$runs" ]; then \
+	  runs=$$(grep -Eo '^#[0-9]+' $$log | tail -1 | tr -d '#'); \
+	  eps=$$(grep -Eo 'exec/s:? [0-9]+' $$log | tail -1 | grep -Eo '[0-9]+'); fi; \
+	crashes=$$(ls $(FUZZ_DIR)/artifacts 2>/dev/null | grep -c '^$*-'); \
+	echo "fuzz $*: $$runs runs in $(FUZZ_SECONDS) s ($$eps/s), $$cov, $$crashes artifacts (log: $$log)"; \
 	if [ $$rc -ne 0 ]; then grep -E 'property failed|ERROR|SUMMARY|Test unit written' $$log; exit 1; fi
 
 fuzz-smoke-%:

@@ -1,7 +1,9 @@
 /* pipe.h: the filter's pipe. Bytes arrive in the read buffer (ring.h); the
  * splitter cuts frames out of them in place (frames.h); one reader judges
  * each (optics: scan the detail's bytes; decode: the whole Issue; none: keep
- * everything, judge nothing); the tally counts them; kept frames are
+ * everything, judge nothing); the tally counts them, and the judging
+ * thread's CPU time per batch (not wall time: with three processes on two
+ * cores the wall clock would count the others' turns); kept frames are
  * gathered (fr_gather) and written with writev. No message is copied or
  * allocated: a kept frame goes out from where it was read.
  *

@@ -75,7 +75,6 @@ static void upstream_help(FILE *f)
             "  --seed S, --size K, --layout late|first   as for gen\n"
             "  --connections C  serve C connections, one after the other, then exit\n"
             "                   (default 1; 0: until killed)\n"
-
             "  --stop-after B   a faulty peer, for tests: close each connection after\n"
             "                   B bytes, wherever that is\n");
 }
@@ -143,7 +142,6 @@ int cmd_upstream(int argc, char **argv)
             bad = bad || !opt_u64("--connections", v, UINT64_MAX, &conns);
         } else if (opt_match(argc, argv, &i, "--stop-after", &v, &bad)) {
             bad = bad || !opt_u64("--stop-after", v, UINT64_MAX, &stop_after);
-
         } else if (opt_match(argc, argv, &i, "--layout", &v, &bad)) {
             if (!bad && strcmp(v, "first") == 0)
                 first = true;

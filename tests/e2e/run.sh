@@ -42,7 +42,7 @@ jget() { grep -o "\"$2\":[^,}]*" "$1" | head -1 | cut -d: -f2 | tr -d '"'; }
 
 # Waits for "listening HOST:PORT" in a service's stdout file; prints HOST:PORT.
 addr_of() {
-    for _ in $(seq 1 300); do
+    for _ in $(seq 1 1500); do # 30 s: generation under sanitizers on a busy machine
         if grep -q '^listening ' "$1" 2>/dev/null; then
             sed -n 's/^listening //p' "$1" | head -1
             return 0
@@ -57,7 +57,10 @@ addr_of() {
 start() {
     local name=$1
     shift
-    $T "$demo" "$@" >"$tmp/$name.out" 2>"$tmp/$name.err" &
+    # Emptied here, not by the background job's redirection, so addr_of
+    # never reads the last run's "listening" line.
+    : >"$tmp/$name.out"
+    $T "$demo" "$@" >>"$tmp/$name.out" 2>"$tmp/$name.err" &
     last_pid=$!
 }
 
@@ -207,8 +210,9 @@ c.close()
 ' "$1"
 }
 for n in 0 1 10000 1000000; do
-    start up upstream --listen 127.0.0.1:0 --count 20000 --seed 2
-    fake_downstream $n >"$tmp/down.out" &
+    start up upstream --listen 127.0.0.1:0 --count 5000 --seed 2
+    : >"$tmp/down.out"
+    fake_downstream $n >>"$tmp/down.out" &
     ua=$(addr_of "$tmp/up.out") && da=$(addr_of "$tmp/down.out")
     start filter filter --from "$ua" --to "$da" --reader none
     wait $last_pid
