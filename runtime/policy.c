@@ -106,6 +106,17 @@ bool po_parse(const char *text, size_t n, const char *name, const po_schema *s, 
 {
     if (!po_default(s, out, err, errlen))
         return false;
+    /* jsmn tolerates what JSON does not (missing or extra commas, leading
+     * zeros): the text must first be one strict RFC 8259 JSON text. */
+    js_ctx ctx;
+    js_ctx_init(&ctx, (const uint8_t *)text, NULL);
+    if (js_validate(&ctx, (const uint8_t *)text, (const uint8_t *)text + n) == NULL) {
+        int line, col;
+        where(text, (int)ctx.err.offset, &line, &col);
+        snprintf(err, errlen, "%s:%d:%d: not valid JSON: %s", name, line, col,
+                 tr_error_text(ctx.err.code));
+        return false;
+    }
     enum { MAX_TOKENS = 512 };
     jsmntok_t toks[MAX_TOKENS];
     jsmn_parser parser;
@@ -135,6 +146,11 @@ bool po_parse(const char *text, size_t n, const char *name, const po_schema *s, 
     unsigned seen = 0;
     int i = 1;
     for (int m = 0; m < toks[0].size; m++) {
+        /* jsmn's tokens are trusted for nothing: every index is checked */
+        if (i + 1 >= nt || toks[i].type != JSMN_STRING || toks[i].size != 1) {
+            snprintf(err, errlen, "%s: each key needs a value", name);
+            return false;
+        }
         const jsmntok_t *k = &toks[i];
         int which = -1;
         for (int j = 0; j < 5; j++)
@@ -166,12 +182,24 @@ bool po_parse(const char *text, size_t n, const char *name, const po_schema *s, 
         }
         if (v->type != JSMN_ARRAY)
             FAIL_AT(v, "'%s' must be an array of names", keys[which]);
+        if (v->size < 0 || i + 2 + v->size > nt)
+            FAIL_AT(v, "'%s': the array ends too early", keys[which]);
         uint64_t set = 0;
         for (int e = 0; e < v->size; e++) {
             const jsmntok_t *t = &toks[i + 2 + e];
             if (t->type != JSMN_STRING)
                 FAIL_AT(t, "'%s' holds names in quotes", keys[which]);
-            int c = find(enums[which], text + t->start, (size_t)(t->end - t->start));
+            /* names are compared unescaped ("Sev\u0031" is Sev1); the text
+             * was validated above, so the escapes are well formed */
+            char name_buf[64];
+            size_t raw = (size_t)(t->end - t->start);
+            const char *nm = text + t->start;
+            size_t nn = raw;
+            if (memchr(nm, '\\', raw) != NULL && raw <= sizeof name_buf) {
+                nn = js_unescape((const uint8_t *)nm, raw, (uint8_t *)name_buf);
+                nm = name_buf;
+            }
+            int c = find(enums[which], nm, nn);
             if (c < 0 || c >= 64)
                 FAIL_AT(t, "'%s': unknown name '%.*s'", keys[which], t->end - t->start,
                         text + t->start);

@@ -121,6 +121,8 @@ START_TEST(file_values)
 {
     po_policy p;
     char err[256];
+    ck_assert(parse("{\"urgent\":[\"Sev\\u0031\"]}", &p, err, sizeof err));
+    ck_assert_uint_eq(p.urgent, 1u << TR_SEVERITY_SEV1);
     ck_assert(parse("{\"urgent\":[\"Sev4\"],\"tiers\":[],\"modules\":[\"Ui\",\"Auth\"],\"minVotes\":-3}", &p,
                     err, sizeof err));
     ck_assert_uint_eq(p.urgent, 1u << TR_SEVERITY_SEV4);
@@ -145,10 +147,16 @@ START_TEST(file_errors)
         {"{\"plans\":[1]}", "'plans' holds names in quotes"},
         {"{\"plans\":[],\"plans\":[]}", "key 'plans' appears twice"},
         {"[1]", "p.json: a policy file is one JSON object"},
-        {"{\"plans\":[]} {}", "p.json: text after the policy object"},
-        {"{\"plans\":[]} x", "p.json: not valid JSON"},
-        {"{\"plans\":[", "p.json: the JSON ends too early"},
-        {"", "p.json: a policy file is one JSON object"},
+        {"{\"plans\":[]} {}", "p.json:1:14: not valid JSON: bytes after the JSON value"},
+        {"{\"plans\":[]} x", "p.json:1:14: not valid JSON"},
+        {"{\"plans\":[", "p.json:1:11: not valid JSON: unexpected end of input"},
+        {"", "p.json:1:1: not valid JSON"},
+        /* what jsmn alone would let through */
+        {"{\"urgent\"}", "p.json:1:10: not valid JSON"},
+        {"{\"tiers\":}", "p.json:1:10: not valid JSON"},
+        {"{\"urgent\":[\"Sev1\",]}", "not valid JSON"},
+        {"{\"urgent\":[\"Sev1\" \"Sev2\"]}", "not valid JSON"},
+        {"{\"minVotes\":0130}", "not valid JSON"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         po_policy p;
