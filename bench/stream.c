@@ -8,6 +8,10 @@
  *   optics  judge through the scanners
  *   decode  decode the whole Issue, judge the model
  *   none    judge nothing, keep everything (the relay's pipe)
+ *   optics-gzip, decode-gzip  the same pipe over the same messages, every
+ *           frame gzipped (grpc-encoding gzip): each is inflated into the
+ *           pipe's one reused buffer, then judged; inflate time is reported
+ *           apart from judging, and kept frames are gathered compressed
  *
  * Per message: ns (whole pipe), of which judging; allocations and bytes
  * allocated (malloc, counted); bytes copied inside the read buffer (0 with
@@ -60,9 +64,13 @@ static void pass(void *arg, size_t unused)
     }
 }
 
-static uint8_t *make_stream(size_t *len)
+static uint8_t *make_stream(bool gzip, size_t *len)
 {
     iss_gen *g = iss_gen_new(7);
+    if (g != NULL && gzip && !iss_gen_compress(g, 1)) {
+        iss_gen_free(g);
+        g = NULL;
+    }
     size_t cap = (size_t)MESSAGES * 16384, n = 0;
     uint8_t *buf = malloc(cap);
     if (g == NULL || buf == NULL)
@@ -84,13 +92,19 @@ fail:
     return NULL;
 }
 
-static bool setup(ctx_t *c, pp_reader r, const po_policy *pol, uint8_t *stream, size_t len)
+static bool setup(ctx_t *c, pp_reader r, bool gzip, const po_policy *pol, uint8_t *stream,
+                  size_t len)
 {
     char err[256];
     memset(c, 0, sizeof *c);
     c->stream = stream;
     c->len = len;
     c->pp = pp_new(r, pol, err, sizeof err);
+    if (c->pp != NULL && gzip && !pp_set_gzip(c->pp)) {
+        snprintf(err, sizeof err, "out of memory (inflater)");
+        pp_free(c->pp);
+        c->pp = NULL;
+    }
     if (c->pp == NULL || rb_init(&c->ring, 0, RB_AUTO, err, sizeof err) != 0) {
         fprintf(stderr, "triage-bench stream: %s\n", err);
         pp_free(c->pp);
@@ -112,38 +126,65 @@ static void teardown(ctx_t *c)
 int bench_stream(const bn_opts *o)
 {
     sk_init();
-    size_t len;
-    uint8_t *stream = make_stream(&len);
+    size_t len, zlen;
+    uint8_t *stream = make_stream(false, &len);
+    uint8_t *zstream = make_stream(true, &zlen);
     po_schema s = rd_schema();
     po_policy pol;
     char err[256];
-    if (stream == NULL || !po_default(&s, &pol, err, sizeof err)) {
+    if (stream == NULL || zstream == NULL || !po_default(&s, &pol, err, sizeof err)) {
         fprintf(stderr, "triage-bench stream: cannot set up the stream\n");
         free(stream);
+        free(zstream);
         return 1;
     }
 
     /* Both readers must judge the pool alike before anything is timed. */
-    ctx_t a, b;
+    /* So must the gzip readers, on the compressed pool, as on the plain. */
+    ctx_t a, b, za, zb;
     int rc = 0;
-    if (!setup(&a, PP_OPTICS, &pol, stream, len) || !setup(&b, PP_DECODE, &pol, stream, len)) {
+    if (!setup(&a, PP_OPTICS, false, &pol, stream, len) ||
+        !setup(&b, PP_DECODE, false, &pol, stream, len) ||
+        !setup(&za, PP_OPTICS, true, &pol, zstream, zlen) ||
+        !setup(&zb, PP_DECODE, true, &pol, zstream, zlen)) {
         free(stream);
+        free(zstream);
         return 1;
     }
     pass(&a, 0);
     pass(&b, 0);
+    pass(&za, 0);
+    pass(&zb, 0);
     if (a.failed || b.failed || !tl_same_rows(&a.pp->tally, &b.pp->tally) ||
         a.pp->tally.forwarded.h != b.pp->tally.forwarded.h) {
         fprintf(stderr, "triage-bench stream: optics and decode disagree on the pool\n");
         rc = 1;
     }
+    if (za.failed || zb.failed || !tl_same_rows(&za.pp->tally, &a.pp->tally) ||
+        !tl_same_rows(&zb.pp->tally, &a.pp->tally) ||
+        za.pp->tally.forwarded.h != zb.pp->tally.forwarded.h ||
+        za.pp->inflated != MESSAGES || zb.pp->inflated != MESSAGES) {
+        fprintf(stderr, "triage-bench stream: the gzip readers disagree with the plain ones\n");
+        rc = 1;
+    }
     teardown(&a);
     teardown(&b);
+    teardown(&za);
+    teardown(&zb);
 
-    static const pp_reader cases[] = {PP_OPTICS, PP_DECODE, PP_NONE};
-    for (size_t k = 0; k < 3 && rc == 0; k++) {
+    static const struct {
+        pp_reader reader;
+        bool gzip;
+        const char *name;
+    } cases[] = {{PP_OPTICS, false, "optics"},
+                 {PP_DECODE, false, "decode"},
+                 {PP_NONE, false, "none"},
+                 {PP_OPTICS, true, "optics-gzip"},
+                 {PP_DECODE, true, "decode-gzip"}};
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0] && rc == 0; k++) {
         ctx_t c;
-        if (!setup(&c, cases[k], &pol, stream, len)) {
+        bool gz = cases[k].gzip;
+        if (!setup(&c, cases[k].reader, gz, &pol, gz ? zstream : stream, gz ? zlen : len)) {
             rc = 1;
             break;
         }
@@ -152,29 +193,37 @@ int bench_stream(const bn_opts *o)
         double msgs = (double)t->messages;
         double judge = t->judged > 0 ? (double)t->judge_ns / (double)t->judged : 0;
         double copied = (double)c.ring.bytes_copied;
-        const char *name = pp_reader_name(cases[k]);
+        const char *name = cases[k].name;
+        double inflate = c.pp->inflated > 0 ? (double)c.pp->inflate_ns / (double)c.pp->inflated : 0;
+        double ratio = c.pp->inflated_bytes > 0
+                           ? (double)c.pp->compressed_bytes / (double)c.pp->inflated_bytes
+                           : 0;
         /* bn_time's figures are per pass; a pass is MESSAGES messages. */
         if (o->json)
             printf("{\"bench\":\"stream\",\"case\":\"%s\",\"size\":7,\"messages\":%d,"
                    "\"piece\":%u,\"stream_bytes\":%zu,\"ring\":\"%s\",\"ns_per_msg\":%.1f,"
                    "\"ns_min\":%.1f,\"ns_max\":%.1f,\"judge_ns_per_msg\":%.1f,"
                    "\"allocs_per_msg\":%.4f,\"bytes_alloc_per_msg\":%.1f,"
-                   "\"bytes_copied_per_msg\":%.1f,\"straddled\":%llu,\"kept_per_pass\":%.0f}\n",
-                   name, MESSAGES, RB_READ_CHUNK, len, c.ring.mirrored ? "mirrored" : "flat",
+                   "\"bytes_copied_per_msg\":%.1f,\"straddled\":%llu,\"kept_per_pass\":%.0f,"
+                   "\"grpc_encoding\":\"%s\",\"inflate_ns_per_msg\":%.1f,"
+                   "\"compression_ratio\":%.4f}\n",
+                   name, MESSAGES, RB_READ_CHUNK, gz ? zlen : len, c.ring.mirrored ? "mirrored" : "flat",
                    r.median_ns / MESSAGES, r.min_ns / MESSAGES, r.max_ns / MESSAGES, judge,
                    r.allocs / MESSAGES, r.bytes / MESSAGES, copied / msgs,
                    (unsigned long long)c.pp->straddled,
-                   (double)tl_kept(t) / (msgs / MESSAGES));
+                   (double)tl_kept(t) / (msgs / MESSAGES), gz ? "gzip" : "identity", inflate,
+                   ratio);
         else
-            printf("stream %-7s %8.1f ns/msg  (%.1f..%.1f)  judging %7.1f ns  %5.3f allocs/msg"
-                   "  %5.1f B copied/msg  %s ring, %llu frames straddled its end\n",
+            printf("stream %-11s %8.1f ns/msg  (%.1f..%.1f)  judging %7.1f ns  inflating %7.1f ns"
+                   "  %5.3f allocs/msg  %5.1f B copied/msg  %s ring, %llu frames straddled its end\n",
                    name, r.median_ns / MESSAGES, r.min_ns / MESSAGES, r.max_ns / MESSAGES, judge,
-                   r.allocs / MESSAGES, copied / msgs, c.ring.mirrored ? "mirrored" : "flat",
+                   inflate, r.allocs / MESSAGES, copied / msgs, c.ring.mirrored ? "mirrored" : "flat",
                    (unsigned long long)c.pp->straddled);
         if (c.failed)
             rc = 1;
         teardown(&c);
     }
     free(stream);
+    free(zstream);
     return rc;
 }

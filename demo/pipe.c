@@ -76,8 +76,37 @@ void pp_free(pp_pipe *pp)
 {
     if (pp == NULL)
         return;
+    vf_free(pp->vc);
+    if (pp->gzip)
+        gz_inflater_destroy(&pp->gz);
     free(pp->arena_mem);
     free(pp);
+}
+
+bool pp_set_verify(pp_pipe *pp, vf_level level)
+{
+    pp->verify = level;
+    if (level == VF_OFF || pp->reader != PP_OPTICS || pp->vc != NULL)
+        return true;
+    pp->vc = vf_new();
+    if (pp->vc == NULL)
+        return false;
+    pp->tally.allocations++;
+    return true;
+}
+
+bool pp_set_gzip(pp_pipe *pp)
+{
+    if (pp->gzip)
+        return true;
+    if (pp->reader != PP_NONE) {
+        if (!gz_inflater_init(&pp->gz, 0))
+            return false;
+        pp->tally.allocations += pp->gz.allocs;
+    }
+    pp->gzip = true;
+    pp->split.allow_compressed = true;
+    return true;
 }
 
 /* ---- the pipe over bytes in memory */
@@ -87,6 +116,8 @@ static bool judge_one(pp_pipe *pp, tr_message m, int *kind)
     *kind = -1;
     if (pp->reader == PP_OPTICS) {
         tr_view_Detail d;
+        if (pp->verify != VF_OFF && vf_check(pp->vc, pp->verify, m).code != TR_E_OK)
+            return false;
         if (!tr_scan_detail(m, &d))
             return false;
         rd_bytes st;
@@ -110,6 +141,19 @@ static uint64_t cpu_ns(void)
     return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
+/* A compressed message that does not inflate: judged none and dropped (by
+ * the caller), counted, and said once on pp->warn. */
+static void inflate_failed(pp_pipe *pp, const fr_frame *f, tr_error e)
+{
+    pp->inflate_failed++;
+    pp->inflate_err = e;
+    pp->inflate_err_frame = f->offset;
+    if (pp->warn != NULL)
+        fprintf(pp->warn, "gzip: %s (%s) at byte %zu, in the message at byte %zu: dropped\n",
+                tr_error_text(e.code), tr_error_name(e.code), f->offset + FR_HEADER_LEN + e.offset,
+                f->offset);
+}
+
 /* Judges batch[0 .. n) (timed as one piece: two clock reads per batch,
  * not per message), then tallies and gathers in order. */
 static pp_status handle_batch(pp_pipe *pp, size_t n)
@@ -119,11 +163,48 @@ static pp_status handle_batch(pp_pipe *pp, size_t n)
             pp->kind[i] = -1;
             pp->keep[i] = true;
         }
-    } else {
+    } else if (!pp->gzip) {
         uint64_t t0 = cpu_ns();
         for (size_t i = 0; i < n; i++)
             pp->keep[i] = judge_one(pp, pp->batch[i].msg, &pp->kind[i]);
         tl_judge_time(&pp->tally, n, cpu_ns() - t0);
+    } else {
+        /* One message at a time through the inflater's one buffer. The
+         * batch's thread CPU time is read twice, as above, and split
+         * between inflating and judging in proportion to the monotonic
+         * clock's time for each step: the thread CPU clock is a system
+         * call (~0.4 us here), too dear to read per message, while the
+         * monotonic one is read in user space (~20 ns). */
+        uint64_t c0 = cpu_ns(), t = pp_now_ns(), inflate_mono = 0, judge_mono = 0;
+        uint64_t judged = 0;
+        for (size_t i = 0; i < n; i++) {
+            const fr_frame *f = &pp->batch[i];
+            tr_message m = f->msg;
+            if (f->compressed) {
+                tr_error e = gz_inflate(&pp->gz, f->msg, &m);
+                uint64_t t1 = pp_now_ns();
+                inflate_mono += t1 - t;
+                t = t1;
+                if (e.code != TR_E_OK) {
+                    inflate_failed(pp, f, e);
+                    pp->kind[i] = -1;
+                    pp->keep[i] = false;
+                    continue;
+                }
+                pp->inflated++;
+                pp->compressed_bytes += f->msg.n;
+                pp->inflated_bytes += m.n;
+            }
+            pp->keep[i] = judge_one(pp, m, &pp->kind[i]);
+            uint64_t t2 = pp_now_ns();
+            judge_mono += t2 - t;
+            judged++;
+            t = t2;
+        }
+        uint64_t cpu = cpu_ns() - c0, mono = inflate_mono + judge_mono;
+        uint64_t inflate = mono > 0 ? (uint64_t)((double)cpu * (double)inflate_mono / (double)mono) : 0;
+        pp->inflate_ns += inflate;
+        tl_judge_time(&pp->tally, judged, cpu - inflate);
     }
     const uint8_t *ring_end = pp->ring != NULL ? pp->ring->base + pp->ring->cap : NULL;
     for (size_t i = 0; i < n; i++) {

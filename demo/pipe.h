@@ -37,15 +37,18 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/uio.h>
 
 #include "arena.h"
 #include "frames.h"
+#include "inflate.h"
 #include "net.h"
 #include "policy.h"
 #include "ring.h"
 #include "tally.h"
 #include "tr_model.h"
+#include "verify.h"
 
 typedef enum { PP_OPTICS, PP_DECODE, PP_NONE } pp_reader;
 
@@ -74,6 +77,27 @@ struct pp_pipe {
     const rb_ring *ring;    /* if set: straddles are counted against it */
     uint64_t straddled;     /* frames that crossed the ring's end, read in place */
     char err[NET_ERR_LEN];  /* a flush failure */
+    /* --verify (optics only): a message failing vf_check is judged none.
+     * The checker is created once, by pp_set_verify. */
+    vf_level verify;
+    vf_checker *vc;
+    /* --grpc-encoding gzip (pp_set_gzip): compressed frames are inflated
+     * into gz's one reused buffer and the view judged; a kept one is
+     * forwarded as it came. One that does not inflate is judged none,
+     * dropped, counted in inflate_failed and reported once on warn (if
+     * set) with its offset; the stream goes on. The relay inflates
+     * nothing. */
+    bool gzip;
+    gz_inflater gz;
+    FILE *warn;
+    uint64_t inflated;         /* compressed messages inflated */
+    uint64_t compressed_bytes; /* their bodies as they came */
+    uint64_t inflated_bytes;   /* what they inflated to */
+    uint64_t inflate_ns;       /* thread CPU time inflating them, apart from judging
+                                  (each batch's split by the monotonic clock) */
+    uint64_t inflate_failed;   /* compressed messages that did not inflate */
+    tr_error inflate_err;      /* the last such failure (offset in its body) */
+    size_t inflate_err_frame;  /* and the stream offset of its frame */
     ar_arena arena;         /* decode only */
     uint8_t *arena_mem;
     tr_Issue issue;
@@ -88,6 +112,16 @@ struct pp_pipe {
  * err set when out of memory. */
 pp_pipe *pp_new(pp_reader reader, const po_policy *policy, char *err, size_t errlen);
 void pp_free(pp_pipe *pp);
+
+/* The optics' verify level (PP_OPTICS only; ignored by the other readers).
+ * Creates the checker once (counted in tally.allocations); false when out
+ * of memory. */
+bool pp_set_verify(pp_pipe *pp, vf_level level) __attribute__((warn_unused_result));
+
+/* Accept compressed frames as gzip (grpc-encoding gzip): the splitter
+ * allows flag 1, and the inflater is created once (its allocations are
+ * counted). false when out of memory. */
+bool pp_set_gzip(pp_pipe *pp) __attribute__((warn_unused_result));
 
 typedef enum { PP_OK, PP_BAD_STREAM, PP_FLUSH_FAILED } pp_status;
 

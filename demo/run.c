@@ -222,6 +222,8 @@ typedef struct {
     const char *policy;
     uint64_t threads;
     bool json, progress;
+    vf_level verify; /* the filter's */
+    bool gzip;       /* frames compressed: filter and downstream inflate */
 } run_opts;
 
 typedef struct {
@@ -232,6 +234,7 @@ typedef struct {
     int threads;
     uint64_t reads, writes, straddled;
     uint64_t ds_received, ds_bytes, ds_decoded, ds_kept;
+    uint64_t inflated, compressed_bytes, inflated_bytes, inflate_ns, inflate_failed;
     bool count_only;
     char ds_digest[32];
     bool ok;
@@ -279,6 +282,11 @@ static bool read_filter(result *r, const char *line)
     r->reads = ju64(&d, 0, "reads");
     r->writes = ju64(&d, 0, "writes");
     r->straddled = ju64(&d, 0, "straddled");
+    r->inflated = ju64(&d, 0, "inflated");
+    r->compressed_bytes = ju64(&d, 0, "compressed_bytes");
+    r->inflated_bytes = ju64(&d, 0, "inflated_bytes");
+    r->inflate_ns = ju64(&d, 0, "inflate_ns");
+    r->inflate_failed = ju64(&d, 0, "inflate_failed");
     return true;
 }
 
@@ -310,6 +318,8 @@ static void one_run(result *r, pp_reader reader, const char *up, uint64_t count,
     dargv[k++] = "triage-demo";
     dargv[k++] = "downstream";
     dargv[k++] = "--listen=127.0.0.1:0";
+    if (o->gzip)
+        dargv[k++] = "--grpc-encoding=gzip";
     if (reader == PP_NONE)
         dargv[k++] = "--count-only";
     char pol[4200];
@@ -336,7 +346,9 @@ static void one_run(result *r, pp_reader reader, const char *up, uint64_t count,
     snprintf(rd, sizeof rd, "--reader=%s", name);
     snprintf(thr, sizeof thr, "--threads=%llu", (unsigned long long)o->threads);
     snprintf(prog, sizeof prog, "--progress=%llu", (unsigned long long)count);
-    char *fargv[12];
+    char vfy[32];
+    snprintf(vfy, sizeof vfy, "--verify=%s", vf_level_name(o->verify));
+    char *fargv[16];
     k = 0;
     fargv[k++] = "triage-demo";
     fargv[k++] = "filter";
@@ -345,6 +357,9 @@ static void one_run(result *r, pp_reader reader, const char *up, uint64_t count,
     fargv[k++] = rd;
     fargv[k++] = thr;
     fargv[k++] = "--json";
+    fargv[k++] = vfy;
+    if (o->gzip)
+        fargv[k++] = "--grpc-encoding=gzip";
     if (o->policy != NULL)
         fargv[k++] = pol;
     if (o->progress && timed)
@@ -408,9 +423,23 @@ static void one_run(result *r, pp_reader reader, const char *up, uint64_t count,
 
 /* ---- the report */
 
-static void report_text(const result *r)
+/* Compressed bytes / inflated bytes, and inflate time per inflated
+ * message; false when this reader inflated nothing (the relay). */
+static bool inflate_figures(const result *r, double *ratio, double *ns)
+{
+    if (r->inflated == 0 || r->inflated_bytes == 0)
+        return false;
+    *ratio = (double)r->compressed_bytes / (double)r->inflated_bytes;
+    *ns = (double)r->inflate_ns / (double)r->inflated;
+    return true;
+}
+
+static void report_text(const result *r, const run_opts *o)
 {
     tl_print(stdout, pp_reader_name(r->reader), &r->t, r->seconds);
+    if (o->gzip && r->reader != PP_NONE)
+        svc_print_inflate(stdout, r->inflated, r->compressed_bytes, r->inflated_bytes,
+                          r->inflate_ns, r->inflate_failed);
     if (r->count_only)
         printf("  downstream received %llu messages (%llu kept); it only counts them (relay)\n",
                (unsigned long long)r->ds_received, (unsigned long long)tl_kept(&r->t));
@@ -423,7 +452,7 @@ static void report_text(const result *r)
         printf("  CHECK FAILED: %s\n", r->why);
 }
 
-static void report_json(const result *r)
+static void report_json(const result *r, const run_opts *o)
 {
     printf("{\"reader\":\"%s\",", pp_reader_name(r->reader));
     tl_print_json(stdout, &r->t, r->seconds);
@@ -438,6 +467,16 @@ static void report_json(const result *r)
     svc_json_string(stdout, r->ds_digest);
     printf("},\"ring\":");
     svc_json_string(stdout, r->ring);
+    if (o->gzip) {
+        double ratio, ns;
+        if (inflate_figures(r, &ratio, &ns))
+            printf(",\"compression_ratio\":%.4f,\"inflate_ns_per_msg\":%.1f", ratio, ns);
+        else
+            printf(",\"compression_ratio\":null,\"inflate_ns_per_msg\":null");
+        printf(",\"inflate_failed\":%llu", (unsigned long long)r->inflate_failed);
+    }
+    if (o->verify != VF_OFF)
+        printf(",\"verify\":\"%s\"", vf_level_name(o->verify));
     printf(",\"threads\":%d,\"reads\":%llu,\"writes\":%llu,\"straddled\":%llu,\"ok\":%s,"
            "\"error\":",
            r->threads, (unsigned long long)r->reads, (unsigned long long)r->writes,
@@ -454,6 +493,8 @@ static void report_json(const result *r)
 typedef struct {
     uint64_t seed, size;
     const char *layout;
+    bool gzip;    /* the upstream compresses */
+    double ratio; /* this share of the messages */
 } gen_opts;
 
 static void note(bool tty, const char *fmt, unsigned long long n)
@@ -473,8 +514,10 @@ static bool session(uint64_t count, const pp_reader *readers, int nreaders, cons
     snprintf(size, sizeof size, "--size=%llu", (unsigned long long)g->size);
     snprintf(conns, sizeof conns, "--connections=%d", nreaders);
     snprintf(layout, sizeof layout, "--layout=%s", g->layout);
+    char ratio[64];
+    snprintf(ratio, sizeof ratio, "--compress-ratio=%.17g", g->ratio);
     char *uargv[] = {"triage-demo", "upstream", "--listen=127.0.0.1:0", cnt, seed, size, conns,
-                     layout, NULL};
+                     layout, g->gzip ? "--compress=gzip" : NULL, ratio, NULL};
     note(o->progress, timed ? "run: generating %llu messages" : "run: warm-up, %llu messages",
          (unsigned long long)count);
     child up;
@@ -493,9 +536,9 @@ static bool session(uint64_t count, const pp_reader *readers, int nreaders, cons
             fprintf(stderr, "\r\033[K");
         if (timed) {
             if (o->json)
-                report_json(&res[i]);
+                report_json(&res[i], o);
             else
-                report_text(&res[i]);
+                report_text(&res[i], o);
             fflush(stdout);
         }
         if (!res[i].ok) {
@@ -524,6 +567,8 @@ static void run_help(FILE *f)
             "usage: triage-demo run [N] [--reader optics|decode|none|all] [--json]\n"
             "                       [--size K] [--seed S] [--layout late|first]\n"
             "                       [--policy FILE] [--warmup W] [--threads 1|2]\n"
+            "                       [--verify off|json|schema]\n"
+            "                       [--compress identity|gzip] [--compress-ratio R]\n"
 
             "\n"
             "Starts the upstream, the filter and the downstream on 127.0.0.1 (ephemeral\n"
@@ -535,14 +580,21 @@ static void run_help(FILE *f)
             "its policy keeps them all, and that optics and decode judged alike; exits 1\n"
             "when a check fails.\n"
             "  --json     one JSON object per reader (CLI.md)\n"
-            "  --threads  the filter's (see filter --help)\n");
+            "  --threads  the filter's (see filter --help)\n"
+            "  --verify   the filter's optics verify level (see filter --help)\n"
+            "  --compress gzip  the upstream gzips the messages (a share R with\n"
+            "             --compress-ratio); filter and downstream get --grpc-encoding\n"
+            "             gzip. The report adds the compression ratio (compressed bytes\n"
+            "             / inflated bytes) and the filter's inflate time per message,\n"
+            "             measured apart from judging\n");
 }
 
 int cmd_run(int argc, char **argv)
 {
     uint64_t count = 200000, warmup = UINT64_MAX, threads = 1;
-    gen_opts g = {1, 7, "late"};
-    run_opts o = {NULL, 1, false, false};
+    gen_opts g = {1, 7, "late", false, 1};
+    run_opts o = {NULL, 1, false, false, VF_OFF, false};
+    bool ratio_set = false;
     const char *reader_s = "all";
     bool bad = false, have_n = false;
     for (int i = 1; i < argc && !bad; i++) {
@@ -564,7 +616,13 @@ int cmd_run(int argc, char **argv)
             }
         } else if (opt_match(argc, argv, &i, "--policy", &v, &bad)) {
             o.policy = v;
-
+        } else if (opt_match(argc, argv, &i, "--verify", &v, &bad)) {
+            bad = bad || !svc_opt_verify("run", v, &o.verify);
+        } else if (opt_match(argc, argv, &i, "--compress", &v, &bad)) {
+            bad = bad || !svc_opt_gzip("run", "--compress", v, &g.gzip);
+        } else if (opt_match(argc, argv, &i, "--compress-ratio", &v, &bad)) {
+            bad = bad || !svc_opt_ratio("run", v, &g.ratio);
+            ratio_set = true;
         } else if (opt_match(argc, argv, &i, "--warmup", &v, &bad)) {
             bad = bad || !opt_u64("--warmup", v, UINT64_MAX, &warmup);
         } else if (opt_match(argc, argv, &i, "--threads", &v, &bad)) {
@@ -589,6 +647,11 @@ int cmd_run(int argc, char **argv)
             bad = true;
         }
     }
+    if (!bad && ratio_set && !g.gzip) {
+        fprintf(stderr, "triage-demo run: --compress-ratio needs --compress gzip\n");
+        bad = true;
+    }
+    o.gzip = g.gzip;
     if (threads == 0)
         threads = 1;
     o.threads = threads;

@@ -44,6 +44,47 @@ int svc_listen(const char *cmd, const char *hostport)
     return fd;
 }
 
+bool svc_opt_gzip(const char *cmd, const char *opt, const char *v, bool *gzip)
+{
+    if (strcmp(v, "gzip") == 0 || strcmp(v, "identity") == 0) {
+        *gzip = strcmp(v, "gzip") == 0;
+        return true;
+    }
+    fprintf(stderr, "triage-demo %s: %s is identity or gzip, not '%s'\n", cmd, opt, v);
+    return false;
+}
+
+bool svc_opt_ratio(const char *cmd, const char *v, double *ratio)
+{
+    char *e = NULL;
+    *ratio = strtod(v, &e);
+    if (e != v && *e == '\0' && *ratio >= 0 && *ratio <= 1)
+        return true;
+    fprintf(stderr, "triage-demo %s: --compress-ratio is a number in [0, 1], not '%s'\n", cmd, v);
+    return false;
+}
+
+bool svc_opt_verify(const char *cmd, const char *v, vf_level *level)
+{
+    if (vf_parse_level(v, level))
+        return true;
+    fprintf(stderr, "triage-demo %s: --verify is off, json or schema, not '%s'\n", cmd, v);
+    return false;
+}
+
+void svc_print_inflate(FILE *f, uint64_t inflated, uint64_t compressed_bytes,
+                       uint64_t inflated_bytes, uint64_t inflate_ns, uint64_t failed)
+{
+    fprintf(f, "  gzip: %llu messages inflated, compression ratio %.3f (compressed/inflated); "
+               "inflating took %.1f µs per message, apart from judging",
+            (unsigned long long)inflated,
+            inflated_bytes > 0 ? (double)compressed_bytes / (double)inflated_bytes : 0.0,
+            inflated > 0 ? (double)inflate_ns / (double)inflated / 1e3 : 0.0);
+    if (failed > 0)
+        fprintf(f, "; %llu did not inflate (dropped)", (unsigned long long)failed);
+    fputc('\n', f);
+}
+
 void svc_json_string(FILE *f, const char *s)
 {
     fputc('"', f);
@@ -67,12 +108,15 @@ static void upstream_help(FILE *f)
     fprintf(f,
             "usage: triage-demo upstream --listen HOST:PORT --count N [--seed S] [--size K]\n"
             "                            [--layout late|first] [--connections C]\n"
+            "                            [--compress identity|gzip] [--compress-ratio R]\n"
             "\n"
             "Generates N Issues as gRPC frames into memory, then listens, prints\n"
             "'listening HOST:PORT' (the port bound: give port 0 for an ephemeral one)\n"
             "and streams all N frames to each connection in turn, then closes it.\n"
             "  --count N        messages (default 1000)\n"
             "  --seed S, --size K, --layout late|first   as for gen\n"
+            "  --compress gzip  gzip the messages (compressed flag 1), before listening\n"
+            "  --compress-ratio R  with gzip, compress only a share R in [0, 1] of them\n"
             "  --connections C  serve C connections, one after the other, then exit\n"
             "                   (default 1; 0: until killed)\n"
             "  --stop-after B   a faulty peer, for tests: close each connection after\n"
@@ -83,9 +127,14 @@ static void upstream_help(FILE *f)
  * is not timed). Kept in user memory and written with writev: tried, a
  * memfd sent with sendfile saved the upstream little and cost the filter
  * more, its receive copy then reading pages no cache had seen. */
-static uint8_t *generate(uint64_t count, uint64_t seed, int size, bool first, size_t *len)
+static uint8_t *generate(uint64_t count, uint64_t seed, int size, bool first, double ratio,
+                         size_t *len)
 {
     iss_gen *g = iss_gen_new(size);
+    if (g != NULL && ratio > 0 && !iss_gen_compress(g, ratio)) {
+        iss_gen_free(g);
+        g = NULL;
+    }
     size_t cap = 1 << 20, n = 0;
     uint8_t *buf = malloc(cap);
     if (g == NULL || buf == NULL)
@@ -124,7 +173,8 @@ int cmd_upstream(int argc, char **argv)
 {
     const char *listen_at = NULL;
     uint64_t count = 1000, seed = 1, size = 7, conns = 1, stop_after = UINT64_MAX;
-    bool first = false, bad = false;
+    bool first = false, bad = false, gzip = false, ratio_set = false;
+    double ratio = 1;
     for (int i = 1; i < argc && !bad; i++) {
         const char *v = NULL;
         if (want_help(argv[i])) {
@@ -140,6 +190,11 @@ int cmd_upstream(int argc, char **argv)
             bad = bad || !opt_u64("--size", v, 1000, &size);
         } else if (opt_match(argc, argv, &i, "--connections", &v, &bad)) {
             bad = bad || !opt_u64("--connections", v, UINT64_MAX, &conns);
+        } else if (opt_match(argc, argv, &i, "--compress", &v, &bad)) {
+            bad = bad || !svc_opt_gzip("upstream", "--compress", v, &gzip);
+        } else if (opt_match(argc, argv, &i, "--compress-ratio", &v, &bad)) {
+            bad = bad || !svc_opt_ratio("upstream", v, &ratio);
+            ratio_set = true;
         } else if (opt_match(argc, argv, &i, "--stop-after", &v, &bad)) {
             bad = bad || !opt_u64("--stop-after", v, UINT64_MAX, &stop_after);
         } else if (opt_match(argc, argv, &i, "--layout", &v, &bad)) {
@@ -158,11 +213,15 @@ int cmd_upstream(int argc, char **argv)
         fprintf(stderr, "triage-demo upstream: --listen HOST:PORT is required\n");
         bad = true;
     }
+    if (!bad && ratio_set && !gzip) {
+        fprintf(stderr, "triage-demo upstream: --compress-ratio needs --compress gzip\n");
+        bad = true;
+    }
     if (bad)
         return 2;
 
     size_t len;
-    uint8_t *frames = generate(count, seed, (int)size, first, &len);
+    uint8_t *frames = generate(count, seed, (int)size, first, gzip ? ratio : 0, &len);
     if (frames == NULL)
         return 1;
     int lfd = svc_listen("upstream", listen_at);
@@ -202,6 +261,7 @@ static void filter_help(FILE *f)
     fprintf(f,
             "usage: triage-demo filter --from HOST:PORT --to HOST:PORT\n"
             "                          [--reader optics|decode|none] [--policy FILE] [--json]\n"
+            "                          [--verify off|json|schema] [--grpc-encoding identity|gzip]\n"
             "\n"
             "Connects to the downstream (--to), then the upstream (--from), and forwards\n"
             "the frames the policy keeps, byte for byte, until the upstream closes.\n"
@@ -210,6 +270,15 @@ static void filter_help(FILE *f)
             "  --reader decode  decode the whole Issue, judge the model\n"
             "  --reader none    forward everything, judge nothing (the relay)\n"
             "  --policy FILE    a policy file (JSON; default: MODEL.md's demo policy)\n"
+            "  --verify off     optics trust the bytes they do not read (default)\n"
+            "  --verify json    optics also require one well-formed JSON text\n"
+            "  --verify schema  optics also require what the full decoder accepts\n"
+            "                   (a message failing it is judged none and dropped)\n"
+            "  --grpc-encoding identity  a compressed frame is a framing error (default)\n"
+            "  --grpc-encoding gzip      compressed frames are inflated, then judged; a\n"
+            "                   kept one is forwarded as it came, compressed. One that\n"
+            "                   does not inflate is judged none, dropped, and reported\n"
+            "                   on stderr with its offset; the stream goes on\n"
             "  --json           the tally as one JSON object\n"
             "  --threads 1|2    1: read, judge, write in one thread (default);\n"
             "                   2: a writer thread behind a bounded queue\n"
@@ -242,7 +311,8 @@ int cmd_filter(int argc, char **argv)
 {
     const char *from = NULL, *to = NULL, *policy_path = NULL, *reader_s = "optics";
     uint64_t threads = 1, progress = 0;
-    bool bad = false, json = false;
+    bool bad = false, json = false, gzip = false;
+    vf_level verify = VF_OFF;
     for (int i = 1; i < argc && !bad; i++) {
         const char *v = NULL;
         if (want_help(argv[i])) {
@@ -260,6 +330,10 @@ int cmd_filter(int argc, char **argv)
             bad = bad || !opt_u64("--threads", v, 2, &threads);
         } else if (opt_match(argc, argv, &i, "--progress", &v, &bad)) {
             bad = bad || !opt_u64("--progress", v, UINT64_MAX, &progress);
+        } else if (opt_match(argc, argv, &i, "--verify", &v, &bad)) {
+            bad = bad || !svc_opt_verify("filter", v, &verify);
+        } else if (opt_match(argc, argv, &i, "--grpc-encoding", &v, &bad)) {
+            bad = bad || !svc_opt_gzip("filter", "--grpc-encoding", v, &gzip);
         } else if (strcmp(argv[i], "--json") == 0) {
             json = true;
         } else {
@@ -297,12 +371,18 @@ int cmd_filter(int argc, char **argv)
         return 1;
     }
     pp_pipe *pp = pp_new(reader, &policy, err, sizeof err);
+    if (pp != NULL && (!pp_set_verify(pp, verify) || (gzip && !pp_set_gzip(pp)))) {
+        snprintf(err, sizeof err, "out of memory");
+        pp_free(pp);
+        pp = NULL;
+    }
     if (pp == NULL) {
         fprintf(stderr, "triage-demo filter: %s\n", err);
         close(in);
         close(out);
         return 1;
     }
+    pp->warn = stderr;
     progress_line pl = {pp_reader_name(reader), progress, false};
     pp_stream_opts o = {
         .ring_mode = RB_AUTO,
@@ -323,10 +403,17 @@ int cmd_filter(int argc, char **argv)
         printf("{\"reader\":\"%s\",", pp_reader_name(reader));
         tl_print_json(stdout, &pp->tally, res.seconds);
         printf(",\"ring\":\"%s\",\"threads\":%d,\"straddled\":%llu,\"reads\":%llu,"
-               "\"writes\":%llu,\"outcome\":\"%s\",\"error\":",
+               "\"writes\":%llu,\"outcome\":\"%s\",",
                res.mirrored ? "mirrored" : "flat", res.threads,
                (unsigned long long)pp->straddled, (unsigned long long)res.reads,
                (unsigned long long)res.writes, outcome_names[oc]);
+        printf("\"verify\":\"%s\",\"grpc_encoding\":\"%s\",\"inflated\":%llu,"
+               "\"compressed_bytes\":%llu,\"inflated_bytes\":%llu,\"inflate_ns\":%llu,"
+               "\"inflate_failed\":%llu,\"error\":",
+               vf_level_name(verify), gzip ? "gzip" : "identity",
+               (unsigned long long)pp->inflated, (unsigned long long)pp->compressed_bytes,
+               (unsigned long long)pp->inflated_bytes, (unsigned long long)pp->inflate_ns,
+               (unsigned long long)pp->inflate_failed);
         if (oc == PP_DONE)
             printf("null");
         else
@@ -334,6 +421,9 @@ int cmd_filter(int argc, char **argv)
         printf("}\n");
     } else {
         tl_print(stdout, pp_reader_name(reader), &pp->tally, res.seconds);
+        if (gzip && reader != PP_NONE)
+            svc_print_inflate(stdout, pp->inflated, pp->compressed_bytes, pp->inflated_bytes,
+                              pp->inflate_ns, pp->inflate_failed);
     }
     fflush(stdout);
     if (oc != PP_DONE)
@@ -348,6 +438,7 @@ static void downstream_help(FILE *f)
 {
     fprintf(f,
             "usage: triage-demo downstream --listen HOST:PORT [--policy FILE] [--count-only]\n"
+            "                              [--grpc-encoding identity|gzip]\n"
             "\n"
             "Prints 'listening HOST:PORT', accepts one connection and reads frames until\n"
             "it closes. Decodes every message with the full decoder and judges it with\n"
@@ -358,6 +449,9 @@ static void downstream_help(FILE *f)
             "the filter computes over what it forwards.\n"
             "  --policy FILE    a policy file (default: MODEL.md's demo policy)\n"
             "  --count-only     only count and digest; decoded and kept_by_policy are null\n"
+            "  --grpc-encoding gzip  compressed frames are gzip: inflated, then decoded\n"
+            "                   (one that does not inflate does not decode); the digest\n"
+            "                   is over the frames as received\n"
             "Exit status: 0 when the stream ended between frames; 2 on a framing error;\n"
             "1 on a network error.\n");
 }
@@ -365,12 +459,14 @@ static void downstream_help(FILE *f)
 int cmd_downstream(int argc, char **argv)
 {
     const char *listen_at = NULL, *policy_path = NULL;
-    bool bad = false, count_only = false;
+    bool bad = false, count_only = false, gzip = false;
     for (int i = 1; i < argc && !bad; i++) {
         const char *v = NULL;
         if (want_help(argv[i])) {
             downstream_help(stdout);
             return 0;
+        } else if (opt_match(argc, argv, &i, "--grpc-encoding", &v, &bad)) {
+            bad = bad || !svc_opt_gzip("downstream", "--grpc-encoding", v, &gzip);
         } else if (opt_match(argc, argv, &i, "--listen", &v, &bad)) {
             listen_at = v;
         } else if (opt_match(argc, argv, &i, "--policy", &v, &bad)) {
@@ -397,6 +493,11 @@ int cmd_downstream(int argc, char **argv)
         fprintf(stderr, "triage-demo downstream: %s\n", err);
         return 1;
     }
+    if (pp != NULL && gzip && !pp_set_gzip(pp)) {
+        fprintf(stderr, "triage-demo downstream: out of memory\n");
+        pp_free(pp);
+        return 1;
+    }
     int lfd = svc_listen("downstream", listen_at);
     if (lfd < 0) {
         pp_free(pp);
@@ -410,7 +511,7 @@ int cmd_downstream(int argc, char **argv)
         return 1;
     }
     src_reader src;
-    if (!src_open(&src, fd, false, err, sizeof err)) {
+    if (!src_open(&src, fd, gzip, err, sizeof err)) {
         fprintf(stderr, "triage-demo downstream: %s\n", err);
         close(fd);
         pp_free(pp);
@@ -426,8 +527,11 @@ int cmd_downstream(int argc, char **argv)
         tl_digest_add(&dg, f.head, fr_frame_size(&f));
         if (count_only)
             continue;
+        tr_message m = f.msg;
+        if (f.compressed && gz_inflate(&pp->gz, f.msg, &m).code != TR_E_OK)
+            continue;
         ar_reset(&pp->arena);
-        if (tr_decode_Issue(f.msg.p, f.msg.n, &pp->arena, &pp->issue).code != TR_E_OK)
+        if (tr_decode_Issue(m.p, m.n, &pp->arena, &pp->issue).code != TR_E_OK)
             continue;
         decoded++;
         po_reader rd = rd_model(&pp->issue.detail);

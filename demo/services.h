@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "policy.h"
+#include "verify.h"
 
 /* The policy file at path, or the demo policy when path is NULL; on failure
  * prints "triage-demo CMD: FILE: problem" to stderr and returns false. */
@@ -17,6 +18,17 @@ bool svc_policy(const char *cmd, const char *path, po_policy *out);
  * port 0 can be found by whoever started us) on stdout, flushed. Returns the
  * descriptor or -1 after printing the error. */
 int svc_listen(const char *cmd, const char *hostport);
+
+/* Option values shared by the services and run; each prints
+ * "triage-demo CMD: ..." and returns false when v is not one. */
+bool svc_opt_gzip(const char *cmd, const char *opt, const char *v, bool *gzip); /* identity|gzip */
+bool svc_opt_ratio(const char *cmd, const char *v, double *ratio);              /* [0, 1] */
+bool svc_opt_verify(const char *cmd, const char *v, vf_level *level);           /* off|json|schema */
+
+/* The gzip line of a report: messages inflated, the compression ratio
+ * (compressed bytes / inflated bytes), inflate time per message. */
+void svc_print_inflate(FILE *f, uint64_t inflated, uint64_t compressed_bytes,
+                       uint64_t inflated_bytes, uint64_t inflate_ns, uint64_t failed);
 
 /* s as a JSON string, quotes included. */
 void svc_json_string(FILE *f, const char *s);

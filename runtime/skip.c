@@ -422,8 +422,11 @@ const uint8_t *sk_value_end(const uint8_t *p, const uint8_t *end)
         return sk_string_end(p, end);
     if (*p == '{' || *p == '[')
         return sk_container_end(p, end);
-    /* a number or a literal: it ends at the first byte that cannot be part of
-     * one; reaching end means it may have been cut short */
+    /* a number or a literal: it starts as one (else it is no value: an
+     * empty view must never pass for one) and ends at the first byte that
+     * cannot be part of one; reaching end means it may have been cut short */
+    if (!((*p >= '0' && *p <= '9') || *p == '-' || *p == 't' || *p == 'f' || *p == 'n'))
+        return NULL;
     for (; p < end; p++) {
         uint8_t b = *p;
         if (!((b >= '0' && b <= '9') || (b >= 'a' && b <= 'z') || b == '-' || b == '+' ||

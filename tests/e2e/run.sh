@@ -3,7 +3,9 @@
 # readers agree (judge and filter), `run` checks out, the three services by
 # hand (counts against judge's verdicts, digests end to end), and the
 # faults: an upstream that stops after N bytes for many N, a downstream that
-# goes away, a peer that cannot be reached.
+# goes away, a peer that cannot be reached; and --verify, gzip frames (run
+# --compress gzip, a mixed stream kept exactly as judge --grpc-encoding gzip
+# keeps it).
 #
 #   usage: tests/e2e/run.sh build/triage-demo
 #
@@ -239,6 +241,79 @@ check "unreachable upstream: exit 1, a clear error" \
 echo '{"urgent":["Sev9"]}' >"$tmp/bad.policy"
 $T "$demo" filter --from 127.0.0.1:1 --to 127.0.0.1:1 --policy "$tmp/bad.policy" >/dev/null 2>"$tmp/err"
 check "a bad policy file: exit 2 before connecting" test $? -eq 2 -a -n "$(grep bad.policy "$tmp/err")"
+
+# ---- 6. verify levels and gzip frames (issues 6 and 7)
+
+for args in "--compress gzip" "--verify schema"; do
+    if $T "$demo" run 2000 $args --json >"$tmp/run.json" 2>"$tmp/run.err"; then
+        pass "run 2000 $args exits 0"
+    else
+        fail "run 2000 $args exits 0: $(cat "$tmp/run.err")"
+    fi
+    check "run $args: one line per reader, each ok" \
+        test "$(grep -c '"ok":true' "$tmp/run.json")" -eq 3 -a "$(wc -l <"$tmp/run.json")" -eq 3
+    check "run $args: optics and decode tally alike" test -n "$(kinds optics)" -a "$(kinds optics)" = "$(kinds decode)"
+    for reader in optics decode; do
+        line=$(grep "\"reader\":\"$reader\"" "$tmp/run.json")
+        fd=$(echo "$line" | grep -o '"kept_bytes":[0-9]*,"digest":"[0-9a-f]*"' | grep -o '[0-9a-f]\{16\}')
+        dd=$(echo "$line" | grep -o '"downstream":{[^}]*}' | grep -o '"digest":"[0-9a-f]*"' | grep -o '[0-9a-f]\{16\}')
+        check "run $args ($reader): the downstream's digest is the filter's" test -n "$fd" -a "$fd" = "$dd"
+        check "run $args ($reader): counts match" \
+            test "$(echo "$line" | grep -o '"kept":[0-9]*,"kept_bytes"' | grep -o '[0-9]*')" = \
+                 "$(echo "$line" | grep -o '"received":[0-9]*' | cut -d: -f2)"
+    done
+done
+$T "$demo" run 2000 --compress gzip --reader optics >"$tmp/run.txt" 2>/dev/null
+check "run --compress gzip: the text report's gzip line" \
+    grep -qE '^  gzip: 2000 messages inflated, compression ratio 0\.[0-9]+ \(compressed/inflated\); inflating took [0-9.]+ µs per message' "$tmp/run.txt"
+$T "$demo" run 2000 --compress gzip --reader optics --json >"$tmp/run.json" 2>/dev/null
+check "run --compress gzip --json: compression_ratio and inflate_ns_per_msg" \
+    grep -qE '"compression_ratio":0\.[0-9]+,"inflate_ns_per_msg":[0-9.]+' "$tmp/run.json"
+
+# A mix (half the frames gzipped): the filter keeps exactly what judge
+# --grpc-encoding gzip keeps, and forwards those frames as they came.
+"$demo" gen --count 3000 --seed 5 --compress gzip --compress-ratio 0.5 >"$tmp/mix"
+"$demo" judge --grpc-encoding gzip <"$tmp/mix" >"$tmp/mix.judge"
+python3 - "$tmp/mix" "$tmp/mix.judge" "$tmp/mix.want" <<'PY'
+import sys
+data = open(sys.argv[1], 'rb').read()
+verdicts = open(sys.argv[2]).read().split('\n')
+out, at, i, flags = bytearray(), 0, 0, 0
+while at < len(data):
+    n = int.from_bytes(data[at + 1:at + 5], 'big')
+    flags += data[at]
+    if verdicts[i].endswith(' keep'):
+        out += data[at:at + 5 + n]
+    at += 5 + n
+    i += 1
+assert i == 3000 and 0 < flags < 3000, (i, flags)
+open(sys.argv[3], 'wb').write(out)
+PY
+check "gen --compress-ratio 0.5: a mix of compressed and plain frames" test $? -eq 0
+# The downstream: a plain socket that keeps what it receives.
+: >"$tmp/sink.out"
+$T python3 -c '
+import socket, sys
+l = socket.socket(); l.bind(("127.0.0.1", 0)); l.listen(1)
+print("listening 127.0.0.1:%d" % l.getsockname()[1], flush=True)
+c, _ = l.accept()
+with open(sys.argv[1], "wb") as f:
+    while True:
+        b = c.recv(1 << 16)
+        if not b:
+            break
+        f.write(b)
+' "$tmp/mix.got" >>"$tmp/sink.out" &
+start up upstream --listen 127.0.0.1:0 --count 3000 --seed 5 --compress gzip --compress-ratio 0.5
+ua=$(addr_of "$tmp/up.out") && da=$(addr_of "$tmp/sink.out")
+$T "$demo" filter --from "$ua" --to "$da" --grpc-encoding gzip --json >"$tmp/filter.json" 2>"$tmp/filter.err"
+frc=$?
+wait
+check "filter --grpc-encoding gzip on a mix: exit 0" test $frc -eq 0
+check "filter --grpc-encoding gzip on a mix: forwards exactly judge's kept frames, byte for byte" \
+    cmp -s "$tmp/mix.want" "$tmp/mix.got"
+check "filter --grpc-encoding gzip on a mix: judge's count" \
+    test "$(grep -o '"kept":[0-9]*,"kept_bytes"' "$tmp/filter.json" | grep -o '[0-9]*')" -eq "$(grep -c keep "$tmp/mix.judge")"
 
 echo "$passed passed, $failed failed"
 [ $failed -eq 0 ]

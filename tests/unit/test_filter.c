@@ -4,7 +4,10 @@
  * stays 0 with the mirrored ring, and counts the move with the flat one);
  * and the faults: an upstream that stops after N bytes for many N, a
  * framing error mid-stream, a downstream that goes away. Each with one
- * thread and with the writer thread. */
+ * thread and with the writer thread. And gzip frames (grpc-encoding gzip):
+ * kept ones are forwarded compressed, byte for byte, judged as the same
+ * messages plain; one that does not inflate mid-stream is judged none,
+ * dropped, reported once with its offset, and the stream goes on. */
 #include <check.h>
 
 #include <errno.h>
@@ -415,6 +418,218 @@ START_TEST(readers_agree_in_memory)
 }
 END_TEST
 
+
+/* ---- gzip frames */
+
+/* The same NMSG issues as the stream, every one gzipped (flag 1). */
+static uint8_t *gz_stream(size_t *len, size_t *zoff)
+{
+    iss_gen *g = iss_gen_new(7);
+    ck_assert_ptr_nonnull(g);
+    ck_assert(iss_gen_compress(g, 1));
+    size_t cap = (size_t)NMSG * 16384, n = 0;
+    uint8_t *buf = malloc(cap);
+    for (int i = 0; i < NMSG; i++) {
+        size_t fn;
+        const uint8_t *f = iss_gen_frame(g, 7, (uint64_t)i, false, &fn);
+        ck_assert_ptr_nonnull(f);
+        ck_assert_uint_eq(f[0], 1);
+        memcpy(buf + n, f, fn);
+        zoff[i] = n;
+        n += fn;
+    }
+    zoff[NMSG] = n;
+    iss_gen_free(g);
+    *len = n;
+    return buf;
+}
+
+/* The pipe with grpc-encoding gzip between a fake upstream sending buf and
+ * a fake downstream; warnings into *warn (malloc'd text). */
+static void filter_gz(const uint8_t *buf, size_t len, int threads, filtered *out, pp_pipe **kept_pp,
+                      char **warn)
+{
+    int up_c, up_a, down_c, down_a;
+    tcp_pair(&up_c, &up_a);
+    tcp_pair(&down_c, &down_a);
+    upstream u = {up_c, buf, len};
+    downstream d = {down_a, malloc(len + 1), len + 1, 0, 0};
+    pthread_t tu, td;
+    REQUIRE(pthread_create(&tu, NULL, upstream_main, &u) == 0);
+    REQUIRE(pthread_create(&td, NULL, downstream_main, &d) == 0);
+    char err[NET_ERR_LEN];
+    pp_pipe *pp = pp_new(PP_OPTICS, &policy, err, sizeof err);
+    ck_assert_msg(pp != NULL, "%s", err);
+    ck_assert(pp_set_gzip(pp));
+    size_t wlen = 0;
+    pp->warn = open_memstream(warn, &wlen);
+    pp_stream_opts o = {.ring_mode = RB_AUTO, .threads = threads, .linger_ms = 5000};
+    out->outcome = pp_stream(pp, up_a, down_c, &o, &out->res);
+    close(up_a);
+    close(down_c);
+    pthread_join(tu, NULL);
+    pthread_join(td, NULL);
+    fclose(pp->warn);
+    pp->warn = NULL;
+    out->tally = pp->tally;
+    out->got = d.buf;
+    out->got_len = d.len;
+    *kept_pp = pp;
+}
+
+/* The frames of buf (offsets zoff) that are kept and not in bad[], back
+ * to back. */
+static size_t gz_expected(const uint8_t *buf, const size_t *zoff, const int *bad, int nbad,
+                          uint8_t *out, size_t *count)
+{
+    size_t n = 0;
+    *count = 0;
+    for (int i = 0; i < NMSG; i++) {
+        bool skip = false;
+        for (int b = 0; b < nbad; b++)
+            skip = skip || bad[b] == i;
+        if (!kept[i] || skip)
+            continue;
+        memcpy(out + n, buf + zoff[i], zoff[i + 1] - zoff[i]);
+        n += zoff[i + 1] - zoff[i];
+        ++*count;
+    }
+    return n;
+}
+
+static void gz_forwarded(int threads)
+{
+    static size_t zoff[NMSG + 1];
+    size_t len;
+    uint8_t *buf = gz_stream(&len, zoff);
+    ck_assert_uint_lt(len, stream_len); /* they did compress */
+    filtered f;
+    pp_pipe *pp;
+    char *warn = NULL;
+    filter_gz(buf, len, threads, &f, &pp, &warn);
+    ck_assert_int_eq(f.outcome, PP_DONE);
+    ck_assert_uint_eq(f.tally.messages, NMSG);
+    ck_assert_uint_eq(pp->inflated, NMSG);
+    ck_assert_uint_eq(pp->inflate_failed, 0);
+    ck_assert_uint_eq(pp->compressed_bytes, len - (size_t)NMSG * FR_HEADER_LEN);
+    ck_assert_uint_eq(pp->inflated_bytes, stream_len - (size_t)NMSG * FR_HEADER_LEN);
+    ck_assert_str_eq(warn, "");
+    /* The pipe, the ring, the inflater's two (and the writer's queue):
+     * nothing per message. */
+    ck_assert_uint_eq(f.tally.allocations, threads == 2 ? 5 : 4);
+    uint8_t *want = malloc(len);
+    size_t count;
+    size_t n = gz_expected(buf, zoff, NULL, 0, want, &count);
+    ck_assert_uint_gt(count, 0);
+    ck_assert_uint_eq(tl_kept(&f.tally), count);
+    ck_assert_uint_eq(f.got_len, n);
+    REQUIRE(memcmp(f.got, want, n) == 0);
+
+    /* The verdicts are those on the same messages plain. */
+    char err[256];
+    pp_pipe *plain = pp_new(PP_OPTICS, &policy, err, sizeof err);
+    size_t used;
+    ck_assert_int_eq(pp_feed(plain, stream, stream + stream_len, 0, &used), PP_OK);
+    ck_assert(tl_same_rows(&plain->tally, &f.tally));
+    pp_free(plain);
+    pp_free(pp);
+    free(warn);
+    free(want);
+    free(f.got);
+    free(buf);
+}
+
+START_TEST(gzip_frames_forwarded_byte_identical) { gz_forwarded(1); }
+END_TEST
+
+START_TEST(gzip_frames_forwarded_byte_identical_2) { gz_forwarded(2); }
+END_TEST
+
+/* Frame 100's gzip magic is broken, frame 200's trailer CRC is wrong: each
+ * is judged none and dropped, said once with its offset, and everything
+ * else goes through as if they were not there. */
+static void gz_corrupt(int threads)
+{
+    static size_t zoff[NMSG + 1];
+    size_t len;
+    uint8_t *buf = gz_stream(&len, zoff);
+    int bad[2] = {100, 200};
+    buf[zoff[100] + FR_HEADER_LEN] ^= 0xff;   /* the first magic byte */
+    buf[zoff[201] - 8] ^= 0x01;               /* the trailer's CRC-32 */
+    filtered f;
+    pp_pipe *pp;
+    char *warn = NULL;
+    filter_gz(buf, len, threads, &f, &pp, &warn);
+    ck_assert_int_eq(f.outcome, PP_DONE);
+    ck_assert_uint_eq(f.tally.messages, NMSG);
+    ck_assert_uint_eq(pp->inflate_failed, 2);
+    ck_assert_uint_eq(pp->inflated, NMSG - 2);
+    ck_assert_uint_eq(f.tally.seen[f.tally.kinds], 2);
+    ck_assert_uint_eq(f.tally.kept[f.tally.kinds], 0);
+    char line[2][256];
+    snprintf(line[0], sizeof line[0], "gzip: %s (%s) at byte %zu, in the message at byte %zu: dropped\n",
+             tr_error_text(TR_E_GZIP_CORRUPT), tr_error_name(TR_E_GZIP_CORRUPT),
+             zoff[100] + FR_HEADER_LEN, zoff[100]);
+    snprintf(line[1], sizeof line[1], "gzip: %s (%s) at byte %zu, in the message at byte %zu: dropped\n",
+             tr_error_text(TR_E_GZIP_CRC), tr_error_name(TR_E_GZIP_CRC), zoff[201] - 8, zoff[200]);
+    char both[512];
+    snprintf(both, sizeof both, "%s%s", line[0], line[1]);
+    ck_assert_str_eq(warn, both);
+    uint8_t *want = malloc(len);
+    size_t count;
+    size_t n = gz_expected(buf, zoff, bad, 2, want, &count);
+    ck_assert_uint_eq(tl_kept(&f.tally), count);
+    ck_assert_uint_eq(f.got_len, n);
+    REQUIRE(memcmp(f.got, want, n) == 0);
+    pp_free(pp);
+    free(warn);
+    free(want);
+    free(f.got);
+    free(buf);
+}
+
+START_TEST(corrupt_gzip_mid_stream_dropped_as_none) { gz_corrupt(1); }
+END_TEST
+
+START_TEST(corrupt_gzip_mid_stream_dropped_as_none_2) { gz_corrupt(2); }
+END_TEST
+
+/* --verify schema: the pipe's optics then judge as decode on this stream,
+ * with one checker made at setup and nothing allocated per message. */
+START_TEST(verify_schema_in_the_pipe)
+{
+    char err[256];
+    pp_pipe *pp = pp_new(PP_OPTICS, &policy, err, sizeof err);
+    ck_assert_ptr_nonnull(pp);
+    ck_assert(pp_set_verify(pp, VF_SCHEMA));
+    ck_assert_uint_eq(pp->tally.allocations, 2);
+    pp_pipe *dec = pp_new(PP_DECODE, &policy, err, sizeof err);
+    size_t used;
+    ck_assert_int_eq(pp_feed(pp, stream, stream + stream_len, 0, &used), PP_OK);
+    ck_assert_int_eq(pp_feed(dec, stream, stream + stream_len, 0, &used), PP_OK);
+    ck_assert(tl_same_rows(&pp->tally, &dec->tally));
+    ck_assert_uint_eq(pp->tally.allocations, 2);
+    /* A message the scanners read (the first, with bytes after the JSON
+     * text): off judges its kind, schema judges it none. */
+    size_t n = off[1] - FR_HEADER_LEN;
+    uint8_t *frame = malloc(off[1] + 2);
+    memcpy(frame, stream, off[1]);
+    memcpy(frame + off[1], " x", 2);
+    fr_put_header(frame, false, (uint32_t)(n + 2));
+    pp_pipe *lazy = pp_new(PP_OPTICS, &policy, err, sizeof err);
+    ck_assert(pp_set_verify(lazy, VF_OFF));
+    ck_assert_int_eq(pp_feed(lazy, frame, frame + off[1] + 2, 0, &used), PP_OK);
+    ck_assert_uint_eq(lazy->tally.seen[lazy->tally.kinds], 0);
+    uint64_t none = pp->tally.seen[pp->tally.kinds];
+    ck_assert_int_eq(pp_feed(pp, frame, frame + off[1] + 2, 0, &used), PP_OK);
+    ck_assert_uint_eq(pp->tally.seen[pp->tally.kinds], none + 1);
+    pp_free(lazy);
+    free(frame);
+    pp_free(pp);
+    pp_free(dec);
+}
+END_TEST
+
 static Suite *filter_suite(void)
 {
     Suite *s = suite_create("filter");
@@ -430,6 +645,11 @@ static Suite *filter_suite(void)
     tcase_add_test(t, framing_error_mid_stream_2);
     tcase_add_test(t, downstream_goes_away);
     tcase_add_test(t, downstream_goes_away_2);
+    tcase_add_test(t, gzip_frames_forwarded_byte_identical);
+    tcase_add_test(t, gzip_frames_forwarded_byte_identical_2);
+    tcase_add_test(t, corrupt_gzip_mid_stream_dropped_as_none);
+    tcase_add_test(t, corrupt_gzip_mid_stream_dropped_as_none_2);
+    tcase_add_test(t, verify_schema_in_the_pipe);
     suite_add_tcase(s, t);
     return s;
 }
