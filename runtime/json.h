@@ -29,7 +29,10 @@
  * this are rejected with TR_E_DEPTH. The message's top-level object is depth 1. */
 #define JS_MAX_DEPTH 256
 
-/* A number token longer than this is rejected with TR_E_TOO_LONG. */
+/* An f64 whose token is longer than this (one that needs strtod) is
+ * rejected with TR_E_TOO_LONG; integer fields stop at their range first
+ * (TR_E_RANGE), and numbers that are only validated or skipped (js_skip,
+ * js_validate) are bounded by the frame alone. */
 #define JS_MAX_NUMBER_LEN 1024
 
 typedef struct {

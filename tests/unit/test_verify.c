@@ -633,10 +633,9 @@ static size_t find_last(piece hay, const char *needle, size_t k)
     return at;
 }
 
-START_TEST(details_at_both_ends)
+static void run_detail_case(const detail_case *c)
 {
-    for (size_t i = 0; i < sizeof details / sizeof details[0]; i++) {
-        const detail_case *c = &details[i];
+    {
         bb *member = bb_new();
         bb_puts(member, "\"detail\":");
         size_t head = member->n;
@@ -662,6 +661,61 @@ START_TEST(details_at_both_ends)
             expect(name, M(m), c->jcode, off, c->scode, off, c->kind, c->keep);
         }
     }
+}
+
+START_TEST(details_at_both_ends)
+{
+    for (size_t i = 0; i < sizeof details / sizeof details[0]; i++)
+        run_detail_case(&details[i]);
+}
+END_TEST
+
+/* Keys are case-sensitive (MODEL.md): a key that differs from a known one
+ * only in case is an unknown field, for every reader, at every level. Each
+ * variant comes first, where a reader that matched it would take it. */
+static const member_case case_members[] = {
+    {"case variant dETAIL", P("\"dETAIL\":" BUG("Payments")), NULL, OK, AT_MARK, NULL, INC, true, false},
+    {"case variant DETAIL", P("\"DETAIL\":" BUG("Payments")), NULL, OK, AT_MARK, NULL, INC, true, false},
+    {"case variant detaiL", P("\"detaiL\":" BUG("Payments")), NULL, OK, AT_MARK, NULL, INC, true, false},
+};
+
+static const detail_case case_details[] = {
+    {"case variant tYPE", P("{\"tYPE\":\"Bug\",\"type\":\"Incident\",\"severity\":\"Sev1\",\"startedAt\":1,"
+                            "\"mitigated\":false,\"impact\":{\"users\":1,\"errorRate\":0.5,\"service\":"
+                            "{\"name\":\"s\",\"tier\":\"Critical\",\"region\":\"r\"}}}"),
+     OK, NULL, INC, true},
+    {"case variant sEVERITY", P("{\"type\":\"Incident\",\"sEVERITY\":\"Sev1\",\"severity\":\"Sev4\",\"startedAt\":1,"
+                                "\"mitigated\":false,\"impact\":{\"users\":1,\"errorRate\":0.5,\"service\":"
+                                "{\"name\":\"s\",\"tier\":\"Critical\",\"region\":\"r\"}}}"),
+     OK, NULL, INC, false},
+    {"case variant tIER", P("{\"type\":\"Incident\",\"severity\":\"Sev1\",\"startedAt\":1,\"mitigated\":false,"
+                            "\"impact\":{\"users\":1,\"errorRate\":0.5,\"service\":{\"name\":\"s\","
+                            "\"tIER\":\"Critical\",\"tier\":\"Minor\",\"region\":\"r\"}}}"),
+     OK, NULL, INC, false},
+    {"case variant fRAMES", P("{\"type\":\"Bug\",\"component\":\"c\",\"build\":\"b\",\"reproducible\":true,"
+                              "\"trace\":{\"exception\":\"e\",\"message\":\"m\",\"fRAMES\":[{\"module\":\"Payments\"}],"
+                              "\"frames\":[{\"module\":\"Ui\",\"function\":\"f\",\"file\":\"x.c\",\"line\":3}]}}"),
+     OK, NULL, BUGK, false},
+    {"case variant cOUNT", P(REQUEST("1,\"cOUNT\":500", "Business")), OK, NULL, REQ, false},
+    {"case variant cOUNT first", P("{\"type\":\"Request\",\"product\":\"p\",\"votes\":{\"cOUNT\":500,\"count\":1},"
+                                   "\"quarter\":\"q\",\"requester\":{\"name\":\"n\",\"contract\":{\"plan\":\"Business\","
+                                   "\"seats\":2,\"renewsAt\":3}}}"),
+     OK, NULL, REQ, false},
+    {"case variant pLAN", P("{\"type\":\"Request\",\"product\":\"p\",\"votes\":{\"count\":200},"
+                            "\"quarter\":\"q\",\"requester\":{\"name\":\"n\",\"contract\":{\"pLAN\":\"Business\","
+                            "\"plan\":\"Free\",\"seats\":2,\"renewsAt\":3}}}"),
+     OK, NULL, REQ, false},
+    {"severity case variant value", P("{\"type\":\"Incident\",\"severity\":\"sEV1\"}"), S(ENUM), "\"sEV1\"", 0, 0},
+};
+
+START_TEST(case_variant_keys)
+{
+    for (size_t i = 0; i < sizeof case_members / sizeof case_members[0]; i++) {
+        run_member_case(&case_members[i], P(D_KEEP), INC, true);
+        run_member_case(&case_members[i], P(D_DROP), INC, false);
+    }
+    for (size_t i = 0; i < sizeof case_details / sizeof case_details[0]; i++)
+        run_detail_case(&case_details[i]);
 }
 END_TEST
 
@@ -1409,6 +1463,7 @@ static Suite *verify_suite(void)
     tcase_add_checked_fixture(t, NULL, free_all);
     tcase_add_test(t, members_at_both_ends_in_both_orders);
     tcase_add_test(t, details_at_both_ends);
+    tcase_add_test(t, case_variant_keys);
     tcase_add_test(t, whole_message_rules);
     suite_add_tcase(s, t);
 
