@@ -175,7 +175,7 @@ FUZZ_SMOKE_RUNS ?= 3000
 FUZZ_MAX_LEN ?= 16384
 FUZZ_SAN := -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all \
             -fno-omit-frame-pointer
-FUZZ_NAMES := split decode validate json policy differential $(OPTICS:%=scan_%)
+FUZZ_NAMES := split decode validate json policy differential gzip $(OPTICS:%=scan_%)
 FUZZ_BIN := $(FUZZ_NAMES:%=$(FUZZ_DIR)/bin/fuzz_%)
 FUZZ_CONFORMANCE := $(wildcard ../shared/conformance/JSONTestSuite/test_parsing)
 # The seed set each harness starts from (besides tests/regression).

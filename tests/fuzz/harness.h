@@ -39,6 +39,7 @@
 #include <string.h>
 
 #include "frames.h"
+#include "inflate.h"
 #include "issues.h"
 #include "policy.h"
 #include "readers.h"
@@ -768,6 +769,56 @@ out:
     return why;
 }
 
+/* ======================================================== gzip ===== */
+
+/* Input: d[0] bit 0 picks the property, bit 1 a small limit (1000 bytes,
+ * to reach INFLATE_LIMIT often); the rest is the payload.
+ *   bit 0 clear: inflate the payload as a gzip message. Any bytes: an error,
+ *     or a view inside the inflater's buffer of at most the limit.
+ *   bit 0 set: compress the payload, inflate it back: the same bytes when
+ *     they fit the limit, INFLATE_LIMIT when they do not. */
+FZ_FN const char *fz_gzip(const uint8_t *d, size_t n)
+{
+    static gz_inflater big, small;
+    static gz_deflater def;
+    static bool ready;
+    if (!ready) {
+        if (!gz_inflater_init(&big, 0) || !gz_inflater_init(&small, 1000) ||
+            !gz_deflater_init(&def, GZ_DEFAULT_LEVEL))
+            return "gzip: cannot set up";
+        ready = true;
+    }
+    if (n == 0)
+        return NULL;
+    gz_inflater *z = (d[0] & 2) ? &small : &big;
+    tr_message in = {d + 1, n - 1}, out = {NULL, 0};
+    const char *why = NULL;
+    uint8_t *buf = NULL;
+    if ((d[0] & 1) == 0) {
+        tr_error e = gz_inflate(z, in, &out);
+        FZ_CHECK(e.code != TR_E_OK || (out.n <= z->max_len && out.p >= z->buf &&
+                                       out.p + out.n <= z->buf + z->max_len),
+                 "gzip: a view outside the inflater's buffer or past the limit");
+    } else {
+        size_t cap = gz_bound(&def, in.n);
+        buf = malloc(cap);
+        FZ_CHECK(buf != NULL, "gzip: out of memory");
+        size_t m = gz_deflate(&def, in, buf, cap);
+        FZ_CHECK(m > 0, "gzip: compressing failed");
+        tr_error e = gz_inflate(z, (tr_message){buf, m}, &out);
+        if (in.n <= z->max_len) {
+            FZ_CHECK(e.code == TR_E_OK, "gzip: a round trip failed");
+            FZ_CHECK(out.n == in.n && memcmp(out.p, in.p, in.n) == 0,
+                     "gzip: a round trip changed the bytes");
+        } else {
+            FZ_CHECK(e.code == TR_E_INFLATE_LIMIT, "gzip: over the limit but not INFLATE_LIMIT");
+        }
+    }
+out:
+    free(buf);
+    return why;
+}
+
 /* ======================================================== table ===== */
 
 typedef const char *(*fz_fn)(const uint8_t *d, size_t n);
@@ -793,6 +844,7 @@ __attribute__((unused)) static const fz_harness fz_harnesses[] = {
     {"scan_plan", fz_scan_plan},
     {"scan_votes", fz_scan_votes},
     {"scan_severityOf", fz_scan_severityOf},
+    {"gzip", fz_gzip},
 };
 
 #define FZ_NHARNESSES (sizeof fz_harnesses / sizeof fz_harnesses[0])
