@@ -12,11 +12,6 @@
 #include "tr_model.h"
 #include "verify.h"
 
-/* Decoding needs at most a few times the message's size (lists of small
- * values become arrays of 8- or 16-byte items); 16 x the 4 MiB frame limit
- * covers the worst case, and untouched pages cost nothing. */
-#define DECODE_ARENA (64u << 20)
-
 static void help(FILE *f)
 {
     fprintf(f,
@@ -97,7 +92,7 @@ int cmd_judge(int argc, char **argv)
         fprintf(stderr, "triage-demo judge: %s\n", err);
         return 1;
     }
-    uint8_t *mem = malloc(DECODE_ARENA);
+    uint8_t *mem = malloc(RD_DECODE_ARENA);
     vf_checker *vc = vf_new();
     gz_inflater gz = {0};
     if (mem == NULL || vc == NULL || (gzip && !gz_inflater_init(&gz, 0))) {
@@ -109,7 +104,7 @@ int cmd_judge(int argc, char **argv)
         return 1;
     }
     ar_arena arena;
-    ar_init(&arena, mem, DECODE_ARENA);
+    ar_init(&arena, mem, RD_DECODE_ARENA);
     static char outbuf[1 << 16];
     setvbuf(stdout, outbuf, _IOFBF, sizeof outbuf);
 

@@ -14,11 +14,6 @@
 #include "readers.h"
 #include "tr_optics.h"
 
-/* Decoding needs at most a few times the message's size; 16 x the 4 MiB
- * frame limit covers the worst case, and untouched pages cost nothing
- * (as in judge.c). */
-#define DECODE_ARENA (64u << 20)
-
 static const char *const reader_names[] = {"optics", "decode", "none"};
 
 bool pp_reader_parse(const char *s, pp_reader *out)
@@ -60,13 +55,13 @@ pp_pipe *pp_new(pp_reader reader, const po_policy *policy, char *err, size_t err
     pp->tally.allocations = 1;
     fr_gather_init(&pp->gather, pp->iov, PP_IOV);
     if (reader == PP_DECODE) {
-        pp->arena_mem = malloc(DECODE_ARENA);
+        pp->arena_mem = malloc(RD_DECODE_ARENA);
         if (pp->arena_mem == NULL) {
             snprintf(err, errlen, "out of memory (decode arena)");
             free(pp);
             return NULL;
         }
-        ar_init(&pp->arena, pp->arena_mem, DECODE_ARENA);
+        ar_init(&pp->arena, pp->arena_mem, RD_DECODE_ARENA);
         pp->tally.allocations++;
     }
     return pp;
