@@ -7,11 +7,7 @@
  * computed from marker substrings), every prefix and every single-byte
  * corruption of a message, messages read in place right before an unmapped
  * page, the arena's views and exhaustion, and the generator's size figures. */
-/* check.h declares a function tr_msg (a TestResult accessor) that collides
- * with view.h's type tr_msg; we never call it, so it is renamed out of the way. */
-#define tr_msg check_tr_msg_unused
-#include <check.h>
-#undef tr_msg
+#include "check_util.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -22,20 +18,6 @@
 
 #include "issues.h"
 #include "tr_model.h"
-
-/* For hot loops: Check's ck_assert_* records each passing assertion with a
- * write to the parent process, which would dominate the run time. */
-#define REQUIRE(c)                                                            \
-    do {                                                                      \
-        if (!(c))                                                             \
-            ck_abort_msg("%s:%d: failed: %s", __FILE__, __LINE__, #c);        \
-    } while (0)
-
-#define REQUIREF(c, ...)                                                      \
-    do {                                                                      \
-        if (!(c))                                                             \
-            ck_abort_msg(__VA_ARGS__);                                        \
-    } while (0)
 
 /* Round trip: seeds 1..RT_SEEDS at every size 2..40. */
 #define RT_SEEDS 400

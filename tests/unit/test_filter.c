@@ -8,7 +8,7 @@
  * kept ones are forwarded compressed, byte for byte, judged as the same
  * messages plain; one that does not inflate mid-stream is judged none,
  * dropped, reported once with its offset, and the stream goes on. */
-#include <check.h>
+#include "check_util.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -24,12 +24,6 @@
 #include "pipe.h"
 #include "readers.h"
 #include "skip.h"
-
-#define REQUIRE(c)                                                            \
-    do {                                                                      \
-        if (!(c))                                                             \
-            ck_abort_msg("%s:%d: failed: %s", __FILE__, __LINE__, #c);        \
-    } while (0)
 
 /* ---- the stream under test: generated issues, and the oracle's verdicts */
 

@@ -1,19 +1,11 @@
 /* test_frames.c: the frame splitter and joiner, alone and fed through the
  * read buffer in pieces of every size. */
-#include <check.h>
+#include "check_util.h"
 #include <stdlib.h>
 #include <string.h>
 
 #include "frames.h"
 #include "ring.h"
-
-/* For hot loops: Check's ck_assert_* records each passing assertion with a
- * write to the parent process, which would dominate the run time. */
-#define REQUIRE(c)                                                            \
-    do {                                                                      \
-        if (!(c))                                                             \
-            ck_abort_msg("%s:%d: failed: %s", __FILE__, __LINE__, #c);        \
-    } while (0)
 
 /* xorshift64*: reproducible streams from a seed. */
 static uint64_t rng;

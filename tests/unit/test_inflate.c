@@ -1,7 +1,7 @@
 /* test_inflate.c: gzip messages inflated into the reused buffer: round trips
  * of generated Issues, mixed frames through the splitter, verdicts equal to
  * the plain messages', and the bad cases (bomb, corrupt, truncated, CRC). */
-#include <check.h>
+#include "check_util.h"
 #include <libdeflate.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,12 +12,6 @@
 #include "issues.h"
 #include "readers.h"
 #include "skip.h"
-
-#define REQUIRE(c)                                                            \
-    do {                                                                      \
-        if (!(c))                                                             \
-            ck_abort_msg("%s:%d: failed: %s", __FILE__, __LINE__, #c);        \
-    } while (0)
 
 /* libdeflate's own allocations, counted through its allocator hook (set in
  * main before any compressor exists), so the tests see every allocation on

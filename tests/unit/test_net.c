@@ -1,7 +1,7 @@
 /* test_net.c: the TCP helpers on the loopback interface: addresses, listen /
  * connect / accept, reads into the ring, gather writes through partial
  * writes and signals, a peer that goes away, and a relay of kept frames. */
-#include <check.h>
+#include "check_util.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -17,12 +17,6 @@
 #include "frames.h"
 #include "net.h"
 #include "ring.h"
-
-#define REQUIRE(c)                                                            \
-    do {                                                                      \
-        if (!(c))                                                             \
-            ck_abort_msg("%s:%d: failed: %s", __FILE__, __LINE__, #c);        \
-    } while (0)
 
 static uint8_t pattern(size_t k) { return (uint8_t)((k * 2654435761u) >> 11); }
 

@@ -5,11 +5,7 @@
  * and every value must agree with what tr_decode_Issue produced, and with
  * the generated optics read over the decoded model. Generated messages of
  * every size 2..40, in both layouts (declared order, detail first). */
-/* check.h declares a function tr_msg (a TestResult accessor) that collides
- * with view.h's type tr_msg; we never call it, so it is renamed out of the way. */
-#define tr_msg check_tr_msg_unused
-#include <check.h>
-#undef tr_msg
+#include "check_util.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -22,18 +18,6 @@
 #include "issues.h"
 #include "tr_model.h"
 #include "tr_optics.h"
-
-#define REQUIRE(c)                                                            \
-    do {                                                                      \
-        if (!(c))                                                             \
-            ck_abort_msg("%s:%d: failed: %s", __FILE__, __LINE__, #c);        \
-    } while (0)
-
-#define REQUIREF(c, ...)                                                      \
-    do {                                                                      \
-        if (!(c))                                                             \
-            ck_abort_msg(__VA_ARGS__);                                        \
-    } while (0)
 
 #define MESSAGES 2000
 #define MAX_TOKENS (1u << 20)

@@ -1,6 +1,6 @@
 /* test_ring.c: the read buffer, mirrored and flat: contiguity across the
  * wrap point, the copy and allocation counters, and a model check. */
-#include <check.h>
+#include "check_util.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -8,12 +8,6 @@
 
 #include "frames.h"
 #include "ring.h"
-
-#define REQUIRE(c)                                                            \
-    do {                                                                      \
-        if (!(c))                                                             \
-            ck_abort_msg("%s:%d: failed: %s", __FILE__, __LINE__, #c);        \
-    } while (0)
 
 static size_t page(void) { return (size_t)sysconf(_SC_PAGESIZE); }
 
