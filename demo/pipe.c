@@ -377,6 +377,24 @@ static void maybe_progress(progress_clock *pc, const tl_tally *t)
 
 /* The one-thread loop: read a piece, handle its whole frames, write the
  * kept ones, consume; repeat. */
+
+/* One read from upstream into the ring; on failure the result says so
+ * (PP_UPSTREAM_IO, with the stream offset) and -1 comes back. */
+static ssize_t read_upstream(int in, rb_ring *ring, pp_result *res)
+{
+    char err[NET_ERR_LEN];
+    ssize_t r = net_read_ring(in, ring, err, sizeof err);
+    if (r < 0) {
+        res->outcome = PP_UPSTREAM_IO;
+        res->err.code = TR_E_IO;
+        res->err.offset = ring->consumed + ring->len;
+        say(res, "upstream: %s", err);
+        return -1;
+    }
+    res->reads += r > 0;
+    return r;
+}
+
 static void stream_1(pp_pipe *pp, rb_ring *ring, int in, int out, const pp_stream_opts *o,
                      pp_result *res)
 {
@@ -384,21 +402,14 @@ static void stream_1(pp_pipe *pp, rb_ring *ring, int in, int out, const pp_strea
     pp->flush = write_gathered;
     pp->flush_ctx = &w;
     progress_clock pc = {0, o};
-    char err[NET_ERR_LEN];
     for (;;) {
         if (wait_input(in, out, res) != 0) {
             res->outcome = PP_DOWNSTREAM_IO;
             return;
         }
-        ssize_t r = net_read_ring(in, ring, err, sizeof err);
-        if (r < 0) {
-            res->outcome = PP_UPSTREAM_IO;
-            res->err.code = TR_E_IO;
-            res->err.offset = ring->consumed + ring->len;
-            say(res, "upstream: %s", err);
+        ssize_t r = read_upstream(in, ring, res);
+        if (r < 0)
             break;
-        }
-        res->reads += r > 0;
         size_t n, used;
         const uint8_t *d = rb_data(ring, &n);
         pp_status st = pp_feed(pp, d, d + n, ring->consumed, &used);
@@ -543,7 +554,6 @@ static void stream_2(pp_pipe *pp, rb_ring *ring, int in, int out, const pp_strea
     pp->flush = submit_full;
     pp->flush_ctx = q;
     progress_clock pc = {0, o};
-    char err[NET_ERR_LEN];
     size_t parsed = 0;
     bool writer_done = false;
     for (;;) {
@@ -564,15 +574,9 @@ static void stream_2(pp_pipe *pp, rb_ring *ring, int in, int out, const pp_strea
             res->outcome = PP_DOWNSTREAM_IO;
             break;
         }
-        ssize_t r = net_read_ring(in, ring, err, sizeof err);
-        if (r < 0) {
-            res->outcome = PP_UPSTREAM_IO;
-            res->err.code = TR_E_IO;
-            res->err.offset = ring->consumed + ring->len;
-            say(res, "upstream: %s", err);
+        ssize_t r = read_upstream(in, ring, res);
+        if (r < 0)
             break;
-        }
-        res->reads += r > 0;
         size_t n, used;
         const uint8_t *d = rb_data(ring, &n);
         size_t skip = parsed - ring->consumed;
