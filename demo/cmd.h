@@ -5,6 +5,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "verify.h"
+
 int cmd_gen(int argc, char **argv);
 int cmd_judge(int argc, char **argv);
 int cmd_upstream(int argc, char **argv);
@@ -20,5 +22,12 @@ bool opt_u64(const char *opt, const char *val, uint64_t max, uint64_t *out);
 /* true when argv[*i] is opt; then *val is its value (the next argument, or
  * the part after '=' in --opt=value). Reports a missing value. */
 bool opt_match(int argc, char **argv, int *i, const char *opt, const char **val, bool *bad);
+
+/* Option values the commands share; each prints "triage-demo CMD: ..." and
+ * returns false when v is not one of its forms. */
+bool opt_gzip(const char *cmd, const char *opt, const char *v, bool *gzip); /* identity|gzip */
+bool opt_ratio(const char *cmd, const char *v, double *ratio);              /* [0, 1] */
+bool opt_verify(const char *cmd, const char *v, vf_level *level);           /* off|json|schema */
+bool opt_layout(const char *cmd, const char *v, bool *first);               /* late|first */
 
 #endif

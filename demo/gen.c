@@ -43,27 +43,11 @@ int cmd_gen(int argc, char **argv)
         } else if (opt_match(argc, argv, &i, "--size", &v, &bad)) {
             bad = bad || !opt_u64("--size", v, 1000, &size);
         } else if (opt_match(argc, argv, &i, "--layout", &v, &bad)) {
-            if (!bad && strcmp(v, "first") == 0)
-                first = true;
-            else if (!bad && strcmp(v, "late") != 0) {
-                fprintf(stderr, "triage-demo: --layout is late or first, not '%s'\n", v);
-                bad = true;
-            }
+            bad = bad || !opt_layout("gen", v, &first);
         } else if (opt_match(argc, argv, &i, "--compress", &v, &bad)) {
-            if (!bad && (strcmp(v, "gzip") == 0 || strcmp(v, "identity") == 0))
-                gzip = strcmp(v, "gzip") == 0;
-            else if (!bad) {
-                fprintf(stderr, "triage-demo gen: --compress is identity or gzip, not '%s'\n", v);
-                bad = true;
-            }
+            bad = bad || !opt_gzip("gen", "--compress", v, &gzip);
         } else if (opt_match(argc, argv, &i, "--compress-ratio", &v, &bad)) {
-            char *e = NULL;
-            if (!bad)
-                ratio = strtod(v, &e);
-            if (!bad && (e == v || *e != '\0' || !(ratio >= 0 && ratio <= 1))) {
-                fprintf(stderr, "triage-demo gen: --compress-ratio is a number in [0, 1], not '%s'\n", v);
-                bad = true;
-            }
+            bad = bad || !opt_ratio("gen", v, &ratio);
             ratio_set = true;
         } else {
             fprintf(stderr, "triage-demo gen: unknown option '%s' (see --help)\n", argv[i]);

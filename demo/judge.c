@@ -51,17 +51,9 @@ int cmd_judge(int argc, char **argv)
         } else if (opt_match(argc, argv, &i, "--policy", &v, &bad)) {
             policy_path = v;
         } else if (opt_match(argc, argv, &i, "--verify", &v, &bad)) {
-            if (!bad && !vf_parse_level(v, &verify)) {
-                fprintf(stderr, "triage-demo judge: --verify is off, json or schema, not '%s'\n", v);
-                bad = true;
-            }
+            bad = bad || !opt_verify("judge", v, &verify);
         } else if (opt_match(argc, argv, &i, "--grpc-encoding", &v, &bad)) {
-            if (!bad && (strcmp(v, "gzip") == 0 || strcmp(v, "identity") == 0))
-                gzip = strcmp(v, "gzip") == 0;
-            else if (!bad) {
-                fprintf(stderr, "triage-demo judge: --grpc-encoding is identity or gzip, not '%s'\n", v);
-                bad = true;
-            }
+            bad = bad || !opt_gzip("judge", "--grpc-encoding", v, &gzip);
         } else if (strcmp(argv[i], "--summary") == 0) {
             summary = true;
         } else {

@@ -44,3 +44,41 @@ bool opt_match(int argc, char **argv, int *i, const char *opt, const char **val,
     *val = argv[++*i];
     return true;
 }
+
+bool opt_gzip(const char *cmd, const char *opt, const char *v, bool *gzip)
+{
+    if (strcmp(v, "gzip") == 0 || strcmp(v, "identity") == 0) {
+        *gzip = strcmp(v, "gzip") == 0;
+        return true;
+    }
+    fprintf(stderr, "triage-demo %s: %s is identity or gzip, not '%s'\n", cmd, opt, v);
+    return false;
+}
+
+bool opt_ratio(const char *cmd, const char *v, double *ratio)
+{
+    char *e = NULL;
+    *ratio = strtod(v, &e);
+    if (e != v && *e == '\0' && *ratio >= 0 && *ratio <= 1)
+        return true;
+    fprintf(stderr, "triage-demo %s: --compress-ratio is a number in [0, 1], not '%s'\n", cmd, v);
+    return false;
+}
+
+bool opt_verify(const char *cmd, const char *v, vf_level *level)
+{
+    if (vf_parse_level(v, level))
+        return true;
+    fprintf(stderr, "triage-demo %s: --verify is off, json or schema, not '%s'\n", cmd, v);
+    return false;
+}
+
+bool opt_layout(const char *cmd, const char *v, bool *first)
+{
+    if (strcmp(v, "first") == 0 || strcmp(v, "late") == 0) {
+        *first = strcmp(v, "first") == 0;
+        return true;
+    }
+    fprintf(stderr, "triage-demo %s: --layout is late or first, not '%s'\n", cmd, v);
+    return false;
+}

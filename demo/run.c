@@ -609,19 +609,17 @@ int cmd_run(int argc, char **argv)
         } else if (opt_match(argc, argv, &i, "--seed", &v, &bad)) {
             bad = bad || !opt_u64("--seed", v, UINT64_MAX, &g.seed);
         } else if (opt_match(argc, argv, &i, "--layout", &v, &bad)) {
+            bool first_unused;
             g.layout = v;
-            if (!bad && strcmp(v, "late") != 0 && strcmp(v, "first") != 0) {
-                fprintf(stderr, "triage-demo run: --layout is late or first, not '%s'\n", v);
-                bad = true;
-            }
+            bad = bad || !opt_layout("run", v, &first_unused);
         } else if (opt_match(argc, argv, &i, "--policy", &v, &bad)) {
             o.policy = v;
         } else if (opt_match(argc, argv, &i, "--verify", &v, &bad)) {
-            bad = bad || !svc_opt_verify("run", v, &o.verify);
+            bad = bad || !opt_verify("run", v, &o.verify);
         } else if (opt_match(argc, argv, &i, "--compress", &v, &bad)) {
-            bad = bad || !svc_opt_gzip("run", "--compress", v, &g.gzip);
+            bad = bad || !opt_gzip("run", "--compress", v, &g.gzip);
         } else if (opt_match(argc, argv, &i, "--compress-ratio", &v, &bad)) {
-            bad = bad || !svc_opt_ratio("run", v, &g.ratio);
+            bad = bad || !opt_ratio("run", v, &g.ratio);
             ratio_set = true;
         } else if (opt_match(argc, argv, &i, "--warmup", &v, &bad)) {
             bad = bad || !opt_u64("--warmup", v, UINT64_MAX, &warmup);

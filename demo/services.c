@@ -44,34 +44,6 @@ int svc_listen(const char *cmd, const char *hostport)
     return fd;
 }
 
-bool svc_opt_gzip(const char *cmd, const char *opt, const char *v, bool *gzip)
-{
-    if (strcmp(v, "gzip") == 0 || strcmp(v, "identity") == 0) {
-        *gzip = strcmp(v, "gzip") == 0;
-        return true;
-    }
-    fprintf(stderr, "triage-demo %s: %s is identity or gzip, not '%s'\n", cmd, opt, v);
-    return false;
-}
-
-bool svc_opt_ratio(const char *cmd, const char *v, double *ratio)
-{
-    char *e = NULL;
-    *ratio = strtod(v, &e);
-    if (e != v && *e == '\0' && *ratio >= 0 && *ratio <= 1)
-        return true;
-    fprintf(stderr, "triage-demo %s: --compress-ratio is a number in [0, 1], not '%s'\n", cmd, v);
-    return false;
-}
-
-bool svc_opt_verify(const char *cmd, const char *v, vf_level *level)
-{
-    if (vf_parse_level(v, level))
-        return true;
-    fprintf(stderr, "triage-demo %s: --verify is off, json or schema, not '%s'\n", cmd, v);
-    return false;
-}
-
 void svc_print_inflate(FILE *f, uint64_t inflated, uint64_t compressed_bytes,
                        uint64_t inflated_bytes, uint64_t inflate_ns, uint64_t failed)
 {
@@ -191,19 +163,14 @@ int cmd_upstream(int argc, char **argv)
         } else if (opt_match(argc, argv, &i, "--connections", &v, &bad)) {
             bad = bad || !opt_u64("--connections", v, UINT64_MAX, &conns);
         } else if (opt_match(argc, argv, &i, "--compress", &v, &bad)) {
-            bad = bad || !svc_opt_gzip("upstream", "--compress", v, &gzip);
+            bad = bad || !opt_gzip("upstream", "--compress", v, &gzip);
         } else if (opt_match(argc, argv, &i, "--compress-ratio", &v, &bad)) {
-            bad = bad || !svc_opt_ratio("upstream", v, &ratio);
+            bad = bad || !opt_ratio("upstream", v, &ratio);
             ratio_set = true;
         } else if (opt_match(argc, argv, &i, "--stop-after", &v, &bad)) {
             bad = bad || !opt_u64("--stop-after", v, UINT64_MAX, &stop_after);
         } else if (opt_match(argc, argv, &i, "--layout", &v, &bad)) {
-            if (!bad && strcmp(v, "first") == 0)
-                first = true;
-            else if (!bad && strcmp(v, "late") != 0) {
-                fprintf(stderr, "triage-demo upstream: --layout is late or first, not '%s'\n", v);
-                bad = true;
-            }
+            bad = bad || !opt_layout("upstream", v, &first);
         } else {
             fprintf(stderr, "triage-demo upstream: unknown option '%s' (see --help)\n", argv[i]);
             bad = true;
@@ -331,9 +298,9 @@ int cmd_filter(int argc, char **argv)
         } else if (opt_match(argc, argv, &i, "--progress", &v, &bad)) {
             bad = bad || !opt_u64("--progress", v, UINT64_MAX, &progress);
         } else if (opt_match(argc, argv, &i, "--verify", &v, &bad)) {
-            bad = bad || !svc_opt_verify("filter", v, &verify);
+            bad = bad || !opt_verify("filter", v, &verify);
         } else if (opt_match(argc, argv, &i, "--grpc-encoding", &v, &bad)) {
-            bad = bad || !svc_opt_gzip("filter", "--grpc-encoding", v, &gzip);
+            bad = bad || !opt_gzip("filter", "--grpc-encoding", v, &gzip);
         } else if (strcmp(argv[i], "--json") == 0) {
             json = true;
         } else {
@@ -466,7 +433,7 @@ int cmd_downstream(int argc, char **argv)
             downstream_help(stdout);
             return 0;
         } else if (opt_match(argc, argv, &i, "--grpc-encoding", &v, &bad)) {
-            bad = bad || !svc_opt_gzip("downstream", "--grpc-encoding", v, &gzip);
+            bad = bad || !opt_gzip("downstream", "--grpc-encoding", v, &gzip);
         } else if (opt_match(argc, argv, &i, "--listen", &v, &bad)) {
             listen_at = v;
         } else if (opt_match(argc, argv, &i, "--policy", &v, &bad)) {

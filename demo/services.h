@@ -21,9 +21,6 @@ int svc_listen(const char *cmd, const char *hostport);
 
 /* Option values shared by the services and run; each prints
  * "triage-demo CMD: ..." and returns false when v is not one. */
-bool svc_opt_gzip(const char *cmd, const char *opt, const char *v, bool *gzip); /* identity|gzip */
-bool svc_opt_ratio(const char *cmd, const char *v, double *ratio);              /* [0, 1] */
-bool svc_opt_verify(const char *cmd, const char *v, vf_level *level);           /* off|json|schema */
 
 /* The gzip line of a report: messages inflated, the compression ratio
  * (compressed bytes / inflated bytes), inflate time per message. */
