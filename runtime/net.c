@@ -84,48 +84,66 @@ static const char *gaitext(int rc, int e, char *buf, size_t n)
     return rc == EAI_SYSTEM ? tr_errno_text(e, buf, n) : gai_strerror(rc);
 }
 
-int net_listen(const char *hostport, int backlog, uint16_t *bound_port,
-               char *err, size_t errlen)
+/* What to do with a fresh socket for one resolved address: 0 when it is
+ * ready (listening, or connected), -1 with errno set to try the next. */
+typedef int (*net_step)(int fd, const struct addrinfo *ai, int backlog);
+
+/* Resolves hostport and tries each address with step until one works; the
+ * socket, or -1 with "cannot <verb> HOST:PORT: reason" in err. */
+static int open_first(const char *hostport, bool passive, net_step step, int backlog,
+                      const char *verb, char *err, size_t errlen)
 {
     net_addr a;
     char eb[128];
     if (net_parse_addr(hostport, &a, err, errlen) != 0)
         return -1;
     struct addrinfo *res = NULL;
-    int rc = resolve(&a, true, &res);
+    int rc = resolve(&a, passive, &res);
     if (rc != 0) {
-        tr_say(err, errlen, "cannot listen on %s: %s", hostport,
-            gaitext(rc, errno, eb, sizeof eb));
+        tr_say(err, errlen, "cannot %s %s: %s", verb, hostport, gaitext(rc, errno, eb, sizeof eb));
         return -1;
     }
     int fd = -1, e = 0;
     for (struct addrinfo *ai = res; ai != NULL; ai = ai->ai_next) {
-        fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC,
-                    ai->ai_protocol);
+        fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
         if (fd < 0) {
             e = errno;
             continue;
         }
-        int one = 1;
-        if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) == 0 &&
-            bind(fd, ai->ai_addr, ai->ai_addrlen) == 0 &&
-            listen(fd, backlog > 0 ? backlog : SOMAXCONN) == 0)
+        if (step(fd, ai, backlog) == 0)
             break;
         e = errno;
         close(fd);
         fd = -1;
     }
     freeaddrinfo(res);
-    if (fd < 0) {
-        tr_say(err, errlen, "cannot listen on %s: %s", hostport,
-            tr_errno_text(e, eb, sizeof eb));
+    if (fd < 0)
+        tr_say(err, errlen, "cannot %s %s: %s", verb, hostport, tr_errno_text(e, eb, sizeof eb));
+    return fd;
+}
+
+static int listen_step(int fd, const struct addrinfo *ai, int backlog)
+{
+    int one = 1;
+    if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) == 0 &&
+        bind(fd, ai->ai_addr, ai->ai_addrlen) == 0 &&
+        listen(fd, backlog > 0 ? backlog : SOMAXCONN) == 0)
+        return 0;
+    return -1;
+}
+
+int net_listen(const char *hostport, int backlog, uint16_t *bound_port,
+               char *err, size_t errlen)
+{
+    char eb[128];
+    int fd = open_first(hostport, true, listen_step, backlog, "listen on", err, errlen);
+    if (fd < 0)
         return -1;
-    }
     if (bound_port != NULL) {
         struct sockaddr_storage ss;
         socklen_t sl = sizeof ss;
         if (getsockname(fd, (struct sockaddr *)&ss, &sl) != 0) {
-            e = errno;
+            int e = errno;
             close(fd);
             tr_say(err, errlen, "cannot listen on %s: getsockname: %s", hostport,
                 tr_errno_text(e, eb, sizeof eb));
@@ -175,41 +193,18 @@ static int finish_connect(int fd)
     return 0;
 }
 
+static int connect_step(int fd, const struct addrinfo *ai, int backlog)
+{
+    (void)backlog;
+    if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0 ||
+        (errno == EINTR && finish_connect(fd) == 0))
+        return 0;
+    return -1;
+}
+
 int net_connect(const char *hostport, char *err, size_t errlen)
 {
-    net_addr a;
-    char eb[128];
-    if (net_parse_addr(hostport, &a, err, errlen) != 0)
-        return -1;
-    struct addrinfo *res = NULL;
-    int rc = resolve(&a, false, &res);
-    if (rc != 0) {
-        tr_say(err, errlen, "cannot connect to %s: %s", hostport,
-            gaitext(rc, errno, eb, sizeof eb));
-        return -1;
-    }
-    int fd = -1, e = 0;
-    for (struct addrinfo *ai = res; ai != NULL; ai = ai->ai_next) {
-        fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC,
-                    ai->ai_protocol);
-        if (fd < 0) {
-            e = errno;
-            continue;
-        }
-        if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0 ||
-            (errno == EINTR && finish_connect(fd) == 0))
-            break;
-        e = errno;
-        close(fd);
-        fd = -1;
-    }
-    freeaddrinfo(res);
-    if (fd < 0) {
-        tr_say(err, errlen, "cannot connect to %s: %s", hostport,
-            tr_errno_text(e, eb, sizeof eb));
-        return -1;
-    }
-    return fd;
+    return open_first(hostport, false, connect_step, 0, "connect to", err, errlen);
 }
 
 int net_nodelay(int fd, char *err, size_t errlen)
