@@ -63,9 +63,7 @@ static int verdict_optics(ctx_t *c, size_t i)
 {
     tr_view_Detail d;
     tr_message m = msg_at(c, i);
-    if (c->level != VF_OFF && vf_check(c->verify, c->level, m).code != TR_E_OK)
-        return -2;
-    if (!tr_scan_detail(m, &d))
+    if (!vf_detail(c->verify, c->level, m, &d))
         return -2;
     rd_bytes st;
     po_reader rd = rd_optics(&st, d);

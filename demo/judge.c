@@ -118,7 +118,7 @@ int cmd_judge(int argc, char **argv)
         bool keep = false;
         if (optics) {
             tr_view_Detail detail;
-            if (vf_check(vc, verify, msg).code == TR_E_OK && tr_scan_detail(msg, &detail)) {
+            if (vf_detail(vc, verify, msg, &detail)) {
                 rd_bytes st;
                 po_reader rd = rd_optics(&st, detail);
                 keep = po_judge(&policy, &rd, &kind);

@@ -111,9 +111,7 @@ static bool judge_one(pp_pipe *pp, tr_message m, int *kind)
     *kind = -1;
     if (pp->reader == PP_OPTICS) {
         tr_view_Detail d;
-        if (pp->verify != VF_OFF && vf_check(pp->vc, pp->verify, m).code != TR_E_OK)
-            return false;
-        if (!tr_scan_detail(m, &d))
+        if (!vf_detail(pp->vc, pp->verify, m, &d))
             return false;
         rd_bytes st;
         po_reader rd = rd_optics(&st, d);

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "valid.h"
+
 /* Scratch for escaped keys and map keys: at most the message's size in
  * keys (16 bytes a view, a key at least 3 bytes on the wire), under 4 x the
  * 4 MiB frame limit. */
@@ -58,6 +60,10 @@ tr_error vf_check(vf_checker *v, vf_level level, tr_message m)
     js_ctx_init(&c, m.p, NULL);
     switch (level) {
     case VF_JSON:
+        /* the one-pass proof first; js_validate names the error (and
+         * judges the scalar texts the pass leaves to it) */
+        if (jv_valid(m.p, m.p + m.n, NULL))
+            return c.err;
         js_validate(&c, m.p, m.p + m.n);
         return c.err;
     case VF_SCHEMA:
@@ -66,4 +72,19 @@ tr_error vf_check(vf_checker *v, vf_level level, tr_message m)
     default:
         return c.err;
     }
+}
+
+bool vf_detail(vf_checker *v, vf_level level, tr_message m, tr_view_Detail *out)
+{
+    if (level == VF_JSON) {
+        jv_find f = {{"detail", 6}, NULL, NULL};
+        if (jv_valid(m.p, m.p + m.n, &f)) {
+            if (f.val == NULL)
+                return false;
+            out->p = f.val;
+            out->n = (size_t)(f.end - f.val);
+            return true;
+        }
+    }
+    return vf_check(v, level, m).code == TR_E_OK && tr_scan_detail(m, out);
 }

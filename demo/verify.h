@@ -2,7 +2,9 @@
  * behind `check`.
  *
  *   off     the scanners alone (a lazy reader: fast, and trusting)
- *   json    the message must also be one well-formed JSON text (js_validate)
+ *   json    the message must also be one well-formed JSON text: checked in
+ *           the same pass that finds the detail (jv_valid, valid.h), with
+ *           js_validate naming the error when that pass does not prove it
  *   schema  it must also be what the full decoder accepts (tr_validate_Issue,
  *           generated from the decoder's own template): then the optics'
  *           verdict equals the decoder's on every input whatsoever
@@ -15,6 +17,7 @@
 #include <stdbool.h>
 
 #include "tr_model.h"
+#include "tr_optics.h"
 #include "view.h"
 
 typedef enum { VF_OFF, VF_JSON, VF_SCHEMA } vf_level;
@@ -29,5 +32,12 @@ void vf_free(vf_checker *v);
 
 /* TR_E_OK when m passes the level (always for VF_OFF). */
 tr_error vf_check(vf_checker *v, vf_level level, tr_message m);
+
+/* What the optics reader does with a message: true with *out its detail's
+ * bytes when m passes the level and has a detail; false otherwise (a miss,
+ * or a message the level rejects). off: the scanner alone; json: one pass
+ * that validates and finds the detail; schema: the validator, then the
+ * scanner. */
+bool vf_detail(vf_checker *v, vf_level level, tr_message m, tr_view_Detail *out);
 
 #endif

@@ -17,7 +17,9 @@
  *   decode        errors lie inside the input; an accepted message is JSON,
  *                 and decode . encode . decode is the identity on its model
  *   validate      tr_validate_Issue gives tr_decode_Issue's code and offset
- *   json          js_validate gives one answer under every SIMD width; a
+ *   json          js_validate gives one answer under every SIMD width, and
+ *                 jv_valid (valid.h) the same verdict on container texts with
+ *                 the scanner's detail; a
  *                 valid value placed as an unknown field inside a valid
  *                 message is accepted by the decoder (its JSON layer agrees)
  *   scan_<optic>  each scanner on arbitrary bytes: one answer under every
@@ -25,7 +27,8 @@
  *                 the value the decoded model holds
  *   policy        po_parse accepts only JSON, only known names
  *   differential  verify=schema optics give the decoder's verdict on every
- *                 input, verify=json accepts all the decoder accepts, and
+ *                 input (vf_check then the scanner, and vf_detail), verify=json
+ *                 accepts all the decoder accepts and reads its values, and
  *                 verify=off optics read the decoder's values on every
  *                 message the decoder accepts
  */
@@ -44,6 +47,7 @@
 #include "policy.h"
 #include "readers.h"
 #include "skip.h"
+#include "valid.h"
 #include "tr_model.h"
 #include "tr_optics.h"
 #include "verify.h"
@@ -398,6 +402,19 @@ FZ_FN const char *fz_json(const uint8_t *d, size_t n)
             FZ_CHECK(r == r0 && c.err.code == c0.err.code && c.err.offset == c0.err.offset,
                      "json: SIMD widths disagree");
         }
+        /* the one-pass validator: exactly js_validate's verdict on a
+         * container text, and the detail the scanner finds */
+        const uint8_t *t = js_ws(m, m + n);
+        bool container = t < m + n && (*t == '{' || *t == '[');
+        jv_find f = {{"detail", 6}, NULL, NULL};
+        bool fast = jv_valid(m, m + n, &f);
+        FZ_CHECK(fast == (r != NULL && container), "json: jv_valid and js_validate disagree");
+        if (fast) {
+            tr_view_Detail dv;
+            bool hit = tr_scan_detail((tr_message){m, n}, &dv);
+            FZ_CHECK(hit == (f.val != NULL) && (!hit || (dv.p == f.val && dv.p + dv.n == f.end)),
+                     "json: jv_valid finds another detail than the scanner");
+        }
     }
     /* The decoder's JSON layer: a value one level shallower than the limit,
      * as an unknown field of a valid message, is accepted. */
@@ -746,6 +763,20 @@ FZ_FN const char *fz_differential(const uint8_t *d, size_t n)
         }
         FZ_CHECK(opt.kind == dec.kind && opt.keep == dec.keep,
                  "differential: verify=schema optics and decode give different verdicts");
+        /* the same through vf_detail, the readers' path, at every level */
+        for (int lv = VF_OFF; lv <= VF_SCHEMA; lv++) {
+            fz_verdict via = {-1, false};
+            if (vf_detail(fz.vc, (vf_level)lv, msg, &dv)) {
+                rd_bytes st;
+                po_reader rd = rd_optics(&st, dv);
+                via.keep = po_judge(&fz.policy, &rd, &via.kind);
+            }
+            if (lv == VF_SCHEMA || e.code == TR_E_OK)
+                FZ_CHECK(via.kind == dec.kind && via.keep == dec.keep,
+                         "differential: vf_detail optics and decode give different verdicts");
+            if (lv == VF_JSON && vj.code != TR_E_OK)
+                FZ_CHECK(via.kind == -1 && !via.keep, "differential: verify=json judged a message it rejects");
+        }
 
         /* verify=off, on what the decoder accepts: the same values. */
         if (e.code == TR_E_OK) {

@@ -198,7 +198,7 @@ static verdict judge_optics(vf_level level, tr_message m)
 {
     verdict v = {-1, false};
     tr_view_Detail d;
-    if (vf_check(fz.vc, level, m).code == TR_E_OK && tr_scan_detail(m, &d)) {
+    if (vf_detail(fz.vc, level, m, &d)) {
         rd_bytes st;
         po_reader rd = rd_optics(&st, d);
         v.keep = po_judge(&fz.policy, &rd, &v.kind);

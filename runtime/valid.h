@@ -1,0 +1,56 @@
+/* valid.h: JSON validation in one pass of 64-byte blocks, finding one
+ * top-level member on the way (verify=json: the check and the scan in the
+ * same pass).
+ *
+ * jv_valid proves that [p, end) is exactly one JSON text (RFC 8259, as
+ * js_validate in json.h judges it) whose value is an object or an array.
+ * Each block becomes bit masks (quotes, backslashes, whitespace, brackets,
+ * ':' and ',', control and non-ASCII bytes); strings are told apart with a
+ * prefix XOR of the unescaped quotes, and the grammar is checked on the
+ * masks: after each token, the next one outside whitespace (found with one
+ * addition that carries across whitespace runs) must be one that may follow
+ * it. Brackets are matched on a stack, one step per bracket, which also
+ * tells commas in arrays from commas in objects. What the masks cannot
+ * judge alone is visited one by one: numbers and literals, escapes and runs
+ * of non-ASCII bytes (validated as UTF-8); the usual message has a few
+ * dozen of each.
+ *
+ * Contract. The answer is one-sided: true means js_validate accepts the
+ * input; false means it is not valid, or its value is a scalar, which this
+ * pass leaves to js_validate. Callers then run js_validate, which names the
+ * error and its offset (an invalid message is the rare case, and the error
+ * must be the same at every level). Nothing is read outside [p, end): the
+ * last block is read with a masked load (AVX-512) or copied into a stack
+ * buffer padded with spaces. No allocation, no recursion: the bracket stack
+ * is JS_MAX_DEPTH bytes on the caller's stack. The block code exists in the
+ * four widths of json.h, chosen by js_init (JS_SIMD selects one); all give
+ * the same answers.
+ *
+ * The member found. With find != NULL and a top-level object, find->val and
+ * find->end delimit the value of the first member at depth 1 whose key,
+ * unescaped, is find->key: the same view the optic scanners' walk gives
+ * (tr_scan_detail and sk_next, skip.h) on valid input. find->val is NULL
+ * when there is no such member. It is meaningful only when jv_valid
+ * returned true.
+ */
+#ifndef TR_VALID_H
+#define TR_VALID_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "json.h"
+
+typedef struct {
+    js_str key;         /* the key to find, at least one byte */
+    const uint8_t *val; /* out: its value's first byte, or NULL */
+    const uint8_t *end; /* out: one past the value */
+} jv_find;
+
+bool jv_valid(const uint8_t *p, const uint8_t *end, jv_find *find) __attribute__((warn_unused_result));
+
+/* The width in use ("avx512", "avx2", "sse2", "portable"), after js_init. */
+const char *jv_impl_name(void);
+
+#endif
