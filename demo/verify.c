@@ -60,10 +60,6 @@ tr_error vf_check(vf_checker *v, vf_level level, tr_message m)
     js_ctx_init(&c, m.p, NULL);
     switch (level) {
     case VF_JSON:
-        /* the one-pass proof first; js_validate names the error (and
-         * judges the scalar texts the pass leaves to it) */
-        if (jv_valid(m.p, m.p + m.n, NULL))
-            return c.err;
         js_validate(&c, m.p, m.p + m.n);
         return c.err;
     case VF_SCHEMA:
@@ -77,6 +73,9 @@ tr_error vf_check(vf_checker *v, vf_level level, tr_message m)
 bool vf_detail(vf_checker *v, vf_level level, tr_message m, tr_view_Detail *out)
 {
     if (level == VF_JSON) {
+        /* the check and the scan in one pass; when it does not prove the
+         * message valid, the reference validator decides (it alone judges
+         * a scalar text), then the scanner reads */
         jv_find f = {{"detail", 6}, NULL, NULL};
         if (jv_valid(m.p, m.p + m.n, &f)) {
             if (f.val == NULL)

@@ -2,9 +2,10 @@
  * behind `check`.
  *
  *   off     the scanners alone (a lazy reader: fast, and trusting)
- *   json    the message must also be one well-formed JSON text: checked in
- *           the same pass that finds the detail (jv_valid, valid.h), with
- *           js_validate naming the error when that pass does not prove it
+ *   json    the message must also be one well-formed JSON text: for the
+ *           optics reader (vf_detail) checked in the same pass that finds
+ *           the detail (jv_valid, valid.h); vf_check and `check` use
+ *           js_validate, the reference, which names the error
  *   schema  it must also be what the full decoder accepts (tr_validate_Issue,
  *           generated from the decoder's own template): then the optics'
  *           verdict equals the decoder's on every input whatsoever

@@ -1,31 +1,25 @@
 /* valid.c: the one-pass block validator of valid.h, in four widths.
  *
- * One block step (jv_block) is shared by every width; only the function
- * turning 64 bytes into masks differs. How the end of input is met, in one
- * place: the masks of the last block cover its n < 64 bytes (AVX-512 loads
- * them with a masked load, the others copy them into a buffer padded with
- * spaces), and jv_block counts the lanes past n as whitespace. Everything
- * read one byte at a time (numbers, escapes, UTF-8 runs, the key found) is
- * read from the input itself, bounded by end.
+ * Two layers. Per 64-byte block, three masks (quotes, backslashes, bytes
+ * below 0x20 or above 0x7F) settle the strings: the escaped bytes, the
+ * in-string mask (a prefix XOR of the unescaped quotes), no raw control
+ * byte inside a string, every escape valid, every run of non-ASCII bytes
+ * valid UTF-8. What is left are the tokens: every byte outside strings and
+ * every opening quote (one token for the whole string). A small automaton
+ * (jv_next below: the state says what may come next and whether we are in
+ * an object or an array; the bracket stack says what to go back to) reads
+ * only those, one table step each; a number or literal is read where it
+ * starts and its bytes are skipped. The usual message has some 700 tokens
+ * in 4 KB, so most of its bytes (string contents) cost a share of three
+ * vector compares.
  *
- * The grammar on masks. For a set X of token positions, next(X) is the set
- * of the first positions after them that are not whitespace: X << 1, moved
- * across each whitespace run by adding the run to its first bit (the carry
- * lands just past the run). A bit that leaves the block becomes a pending
- * bit at the next block's first position. Then, with OQ the opening
- * quotes, AS the first bytes of numbers and literals, OB and CB the
- * brackets:
- *   next('{')            in OQ | '}'     (these OQ are keys: KP)
- *   next(',' in object)  in OQ           (keys too)
- *   next('[')            in OQ | AS | OB | ']'
- *   next(':' | ',' in array) in OQ | AS | OB
- *   next(close of a key) in ':'
- *   next(close of another string, or a closer) in ',' | CB
- * and after a number or literal (checked where it is read) ',' or a closer.
- * A key's opening quote is carried to its closing quote by adding it to the
- * in-string run it starts. With the bracket stack (which '}' or ']' closes
- * which, and whether a ',' is in an array), these pairs are the whole of
- * JSON's grammar for a text whose value is a container.
+ * One block step (jv_block) is shared by every width; only the masks
+ * differ. How the end of input is met, in one place: the masks of the last
+ * block cover its n < 64 bytes (AVX-512 loads them with a masked load, the
+ * others copy them into a buffer padded with spaces) and the lanes past n
+ * are masked off. Everything read one byte at a time (tokens, numbers,
+ * escapes, UTF-8 runs, the key sought) is read from the input itself,
+ * bounded by end.
  */
 #include "valid.h"
 
@@ -39,25 +33,110 @@
 typedef struct {
     uint64_t q;   /* '"' */
     uint64_t bs;  /* '\\' */
-    uint64_t ws;  /* space, tab, LF, CR */
-    uint64_t ob;  /* '{' or '[' */
-    uint64_t cb;  /* '}' or ']' */
-    uint64_t b5;  /* bytes with 0x20 set: tells '{' '}' from '[' ']' */
-    uint64_t col; /* ':' */
-    uint64_t com; /* ',' */
     uint64_t ctl; /* below 0x20 or 0x80 and above: control bytes, and non-ASCII */
-    uint64_t f;   /* the wanted key's first byte */
+    uint64_t f;   /* the sought key's first byte (0 when nothing is sought) */
 } jv_masks;
 
-/* What one block hands the next, kept apart from jv_state so that it lives
- * in registers (jv_state's byte stack may alias anything it shares a
- * struct with). */
+/* The automaton's states: what the next token may be. O_ states are inside
+ * an object, A_ states inside an array. */
+enum {
+    S_ERR,
+    S_O_FIRST, /* after '{': a key or '}' */
+    S_O_KEY,   /* after ',' in an object: a key */
+    S_O_COLON, /* after a key: ':' */
+    S_O_VALUE, /* after ':': a value (and the start: jv_valid lets only '{' or '[' in) */
+    S_O_AFTER, /* after a member's value: ',' or '}' */
+    S_A_FIRST, /* after '[': a value or ']' */
+    S_A_VALUE, /* after ',' in an array: a value */
+    S_A_AFTER, /* after an element: ',' or ']' */
+    S_DONE,    /* after the text's value: nothing */
+    S_COUNT
+};
+
+/* Token classes, from the byte. */
+enum { C_BAD, C_WS, C_OPEN_O, C_CLOSE_O, C_OPEN_A, C_CLOSE_A, C_COLON, C_COMMA, C_STRING, C_ATOM, C_COUNT };
+
+/* The transitions, written as next[state][class] (0: the token may not
+ * come here), and run as one 64-bit word per byte: six bits per state, at
+ * bits 6*state, holding 6 x the next state, so that a step is one shift and
+ * one mask of a word loaded from the byte alone (the loads do not wait on
+ * the state: only the shift does). S_ERR's field is 0 in every word, so an
+ * error sticks and is checked once a block. Bit 63 marks the bytes with work
+ * besides (brackets, numbers and literals); a closer's field only says it
+ * may come (1): its next state comes from the stack. */
+#define W_SPECIAL (1ull << 63)
+
+typedef struct {
+    uint8_t next[S_COUNT][C_COUNT];
+    uint64_t word[256];
+    uint64_t seek_word[256]; /* the same, with '"' marked too: while seeking at depth 1 */
+} jv_tables;
+
+static jv_tables T;
+static atomic_int tables_ready;
+
+static void tables_init(void)
+{
+    if (atomic_load_explicit(&tables_ready, memory_order_acquire))
+        return;
+    jv_tables t;
+    uint8_t cls[256];
+    memset(&t, 0, sizeof t);
+    memset(cls, C_BAD, sizeof cls);
+    cls[' '] = cls['\t'] = cls['\n'] = cls['\r'] = C_WS;
+    cls['{'] = C_OPEN_O;
+    cls['}'] = C_CLOSE_O;
+    cls['['] = C_OPEN_A;
+    cls[']'] = C_CLOSE_A;
+    cls[':'] = C_COLON;
+    cls[','] = C_COMMA;
+    cls['"'] = C_STRING;
+    cls['-'] = cls['t'] = cls['f'] = cls['n'] = C_ATOM;
+    for (int c = '0'; c <= '9'; c++)
+        cls[c] = C_ATOM;
+    for (int s = S_ERR + 1; s < S_COUNT; s++)
+        t.next[s][C_WS] = (uint8_t)s;
+    /* a value: open a container, or a string or a number/literal after
+     * which comes the state's AFTER */
+    static const uint8_t value_states[] = {S_O_VALUE, S_A_FIRST, S_A_VALUE};
+    for (size_t k = 0; k < sizeof value_states; k++) {
+        uint8_t s = value_states[k], after = s == S_O_VALUE ? S_O_AFTER : S_A_AFTER;
+        t.next[s][C_OPEN_O] = S_O_FIRST;
+        t.next[s][C_OPEN_A] = S_A_FIRST;
+        t.next[s][C_STRING] = after;
+        t.next[s][C_ATOM] = after;
+    }
+    t.next[S_O_FIRST][C_STRING] = S_O_COLON; /* keys: see jv_block for the one sought */
+    t.next[S_O_KEY][C_STRING] = S_O_COLON;
+    t.next[S_O_FIRST][C_CLOSE_O] = 1;
+    t.next[S_O_AFTER][C_CLOSE_O] = 1;
+    t.next[S_A_FIRST][C_CLOSE_A] = 1;
+    t.next[S_A_AFTER][C_CLOSE_A] = 1;
+    t.next[S_O_COLON][C_COLON] = S_O_VALUE;
+    t.next[S_O_AFTER][C_COMMA] = S_O_KEY;
+    t.next[S_A_AFTER][C_COMMA] = S_A_VALUE;
+    _Static_assert(S_COUNT * 6 <= 63, "six bits a state, bit 63 free");
+    for (int b = 0; b < 256; b++) {
+        uint8_t c = cls[b];
+        uint64_t w = c == C_OPEN_O || c == C_OPEN_A || c == C_CLOSE_O || c == C_CLOSE_A || c == C_ATOM
+                         ? W_SPECIAL
+                         : 0;
+        for (int st = 0; st < S_COUNT; st++)
+            w |= (uint64_t)(t.next[st][c] * 6) << (6 * st);
+        t.word[b] = w;
+        t.seek_word[b] = c == C_STRING ? w | W_SPECIAL : w;
+    }
+    T = t;
+    atomic_store_explicit(&tables_ready, 1, memory_order_release);
+}
+
+/* What one block hands the next: kept apart from jv_state so that it can
+ * live in registers (jv_state's byte stack may alias anything beside it). */
 typedef struct {
     uint64_t in_carry, esc_carry; /* as in skip.c's walk */
-    uint64_t atom_prev, hi_prev;  /* the last block ended inside a number/literal, a non-ASCII run */
-    uint64_t key_pend;            /* ... inside a key's string */
-    /* pending next-token requirements, one per rule of the header comment */
-    uint64_t p_oo, p_co, p_ao, p_v, p_kc, p_ve;
+    uint64_t hi_prev;             /* the last block ended inside a non-ASCII run */
+    const uint8_t *skip_to;       /* the end of a number or literal read past the block */
+    uint64_t state; /* 6 x the automaton's state */
     int depth;
 } jv_carry;
 
@@ -156,6 +235,26 @@ static bool utf8_run(const uint8_t *p, const uint8_t *end)
 
 static inline bool is_digit(uint8_t b) { return b >= '0' && b <= '9'; }
 
+/* The first byte at or after p that is not a digit (or end), eight bytes at
+ * a time: a byte b is a digit when t = b ^ '0' is at most 9, so neither t
+ * nor t + 0x76 has its top bit set. A carry out of a byte only reaches
+ * bytes after the first non-digit, which ctz does not look at. */
+static inline const uint8_t *digits(const uint8_t *p, const uint8_t *end)
+{
+    while (end - p >= 8) {
+        uint64_t x;
+        memcpy(&x, p, 8);
+        uint64_t t = x ^ 0x3030303030303030ull;
+        uint64_t nd = ((t + 0x7676767676767676ull) | t) & 0x8080808080808080ull;
+        if (nd != 0)
+            return p + (__builtin_ctzll(nd) >> 3);
+        p += 8;
+    }
+    while (p < end && is_digit(*p))
+        p++;
+    return p;
+}
+
 /* p at the first byte of a number or literal: one past it, or NULL. */
 static const uint8_t *atom_end(const uint8_t *p, const uint8_t *end)
 {
@@ -175,40 +274,22 @@ static const uint8_t *atom_end(const uint8_t *p, const uint8_t *end)
     if (*p == '0')
         p++;
     else if (*p >= '1' && *p <= '9')
-        while (++p < end && is_digit(*p))
-            ;
+        p = digits(p + 1, end);
     else
         return NULL;
     if (p < end && *p == '.') {
         if (++p == end || !is_digit(*p))
             return NULL;
-        while (++p < end && is_digit(*p))
-            ;
+        p = digits(p + 1, end);
     }
     if (p < end && (*p | 0x20) == 'e') {
         if (++p < end && (*p == '+' || *p == '-'))
             p++;
         if (p == end || !is_digit(*p))
             return NULL;
-        while (++p < end && is_digit(*p))
-            ;
+        p = digits(p + 1, end);
     }
     return p;
-}
-
-/* next(X) of the header comment, with the pending bit of its rule. */
-static inline __attribute__((always_inline)) uint64_t next_tok(uint64_t x, uint64_t *pend, uint64_t ws,
-                                                               bool compact)
-{
-    if (compact) { /* no whitespace in the block */
-        uint64_t s = x << 1 | *pend;
-        *pend = x >> 63;
-        return s;
-    }
-    uint64_t s = x << 1 | *pend, t = s & ws, sum;
-    uint64_t carry = __builtin_add_overflow(t, ws, &sum);
-    *pend = x >> 63 | carry;
-    return (s & ~ws) | (sum & ~ws);
 }
 
 /* c at the opening quote of a key at depth 1: the value after it when the
@@ -228,90 +309,37 @@ static const uint8_t *key_match(const uint8_t *c, const uint8_t *end, const js_s
     return NULL;
 }
 
-/* The depth just after position i of a block that starts at depth d. */
-static inline int depth_at(int d, uint64_t ob, uint64_t cb, unsigned i)
+/* A key at depth 1 at c, while seeking: the member, when it is the one. */
+static void seek_key(jv_state *st, const uint8_t *c)
 {
-    uint64_t upto = i == 63 ? ~0ull : (2ull << i) - 1;
-    return d + __builtin_popcountll(ob & upto) - __builtin_popcountll(cb & upto);
-}
-
-/* The sought member's key, at opening quote bit i of block s: records its
- * value, or starts watching for the end of a container value. */
-static inline void found_key(jv_state *st, const uint8_t *s, size_t n, int d0, uint64_t ob,
-                             uint64_t cb, unsigned i)
-{
-    const uint8_t *v = key_match(s + i, st->end, &st->find->key);
+    const uint8_t *v = key_match(c, st->end, &st->find->key);
     if (v == NULL || v >= st->end)
         return;
     st->seeking = false;
     st->find->val = v;
-    if (*v != '{' && *v != '[') {
+    if (*v == '{' || *v == '[')
+        st->watch_at = v; /* its end comes when its closer does */
+    else
         st->find->end = sk_value_end(v, st->end);
-        return;
-    }
-    if (v >= s + n) {
-        st->watch_at = v; /* the opener is in a later block */
-        return;
-    }
-    /* the opener is in this block, whose brackets were already visited:
-     * its closer is the first later one that brings the depth back to 1 */
-    unsigned j = (unsigned)(v - s);
-    uint64_t later = j == 63 ? 0 : ~0ull << (j + 1);
-    for (uint64_t w = cb & later; w != 0; w &= w - 1) {
-        unsigned k = (unsigned)__builtin_ctzll(w);
-        if (depth_at(d0, ob, cb, k) == 1) {
-            st->find->end = s + k + 1;
-            return;
-        }
-    }
-    st->watch_depth = 2;
 }
 
-/* The pair rules of the header comment over one block; false when one
- * fails. *kp: the keys' opening quotes. */
-static inline __attribute__((always_inline)) bool grammar(jv_carry *cy, uint64_t ob, uint64_t cb,
-                                                           uint64_t col, uint64_t com, uint64_t arr,
-                                                           uint64_t b5, uint64_t oq, uint64_t cq,
-                                                           uint64_t as, uint64_t in, uint64_t final,
-                                                           uint64_t ws, bool compact, uint64_t *kp_out)
-{
-    uint64_t com_a = com & arr, com_o = com & ~arr;
-    uint64_t ob_a = ob & ~b5, ob_o = ob & b5;
-    uint64_t value = oq | as | ob;
-    uint64_t n_oo = next_tok(ob_o, &cy->p_oo, ws, compact);
-    uint64_t n_co = next_tok(com_o, &cy->p_co, ws, compact);
-    uint64_t n_ao = next_tok(ob_a, &cy->p_ao, ws, compact);
-    uint64_t n_v = next_tok(col | com_a, &cy->p_v, ws, compact);
-    uint64_t kp = (n_oo | n_co) & oq, sum;
-    cy->key_pend = __builtin_add_overflow(in, kp | cy->key_pend, &sum);
-    uint64_t kc = sum & ~in;
-    uint64_t n_kc = next_tok(kc, &cy->p_kc, ws, compact);
-    uint64_t n_ve = next_tok((cq & ~kc) | (cb & ~final), &cy->p_ve, ws, compact);
-    *kp_out = kp;
-    return ((n_oo & ~(oq | cb)) | (n_co & ~oq) | (n_ao & ~(value | cb)) | (n_v & ~value) |
-            (n_kc & ~col) | (n_ve & ~(com | cb))) == 0;
-}
-
-/* One block: 0 to go on, 1 when the text ended (valid), -1 when it is not
- * valid (or not provably so). s is the block in the input, n <= 64 bytes. */
-static inline __attribute__((always_inline)) int jv_block(jv_state *st, jv_carry *cy, const uint8_t *s, size_t n,
-                                                           const jv_masks *m, uint64_t esc,
+/* One block: 0 to go on, -1 when the text is not valid (or not provably
+ * so); after the text's value (S_DONE) only whitespace is a token. s is the block in the input, n <= 64 bytes. */
+static inline __attribute__((always_inline)) int jv_block(jv_state *st, jv_carry *cy, const uint8_t *s,
+                                                           size_t n, const jv_masks *m, uint64_t esc,
                                                            uint64_t q, uint64_t in)
 {
     const uint8_t *end = st->end;
     uint64_t valid = n == 64 ? ~0ull : (1ull << n) - 1;
-    uint64_t ws = m->ws | ~valid;
 
-    /* outside strings: no backslash, control byte (but whitespace) or
-     * non-ASCII byte (nor any other stray byte: see the atoms); inside, the
-     * bytes of ctl must be non-ASCII, in valid UTF-8 runs */
-    uint64_t ctl = m->ctl & valid;
-    if (((m->bs | (ctl & ~ws)) & ~in) != 0)
+    /* strings: no backslash outside one; inside, escapes valid and the
+     * bytes of ctl non-ASCII, in valid UTF-8 runs */
+    if ((m->bs & ~in & valid) != 0)
         return -1;
     for (uint64_t w = esc; w != 0; w &= w - 1)
         if (!escape_ok(st, s + __builtin_ctzll(w) - 1))
             return -1;
-    uint64_t hi = ctl & in;
+    uint64_t hi = m->ctl & in & valid;
     if ((hi | cy->hi_prev) != 0) {
         for (uint64_t w = hi; w != 0; w &= w - 1)
             if (s[__builtin_ctzll(w)] < 0x80)
@@ -322,129 +350,140 @@ static inline __attribute__((always_inline)) int jv_block(jv_state *st, jv_carry
         cy->hi_prev = hi >> 63;
     }
 
-    uint64_t out = ~in & ~q;
-    uint64_t ob = m->ob & out, cb = m->cb & out, col = m->col & out, com = m->com & out;
-    uint64_t oq = q & in, cq = q & ~in;
-    /* numbers and literals: whatever else lies outside strings */
-    uint64_t atom = valid & out & ~ws & ~(m->ob | m->cb | m->col | m->com);
-    uint64_t as = atom & ~(atom << 1 | cy->atom_prev);
-    cy->atom_prev = atom >> 63;
-
-    /* brackets, one at a time: matching, depth, and which commas are in
-     * arrays (arr: the positions whose innermost container is an array) */
-    int d0 = cy->depth, d = d0;
-    uint64_t arr = 0, final = 0;
-    unsigned prev = 0;
-    for (uint64_t w = ob | cb; w != 0; w &= w - 1) {
-        unsigned i = (unsigned)__builtin_ctzll(w);
-        uint64_t bit = 1ull << i;
-        if (st->is_array[d])
-            arr |= (bit - 1) & (~0ull << prev);
-        prev = i;
-        uint8_t is_arr = (m->b5 & bit) == 0;
-        if (ob & bit) {
-            if (d == JS_MAX_DEPTH)
+    /* the tokens: bytes outside strings, and opening quotes */
+    uint64_t tok = ((~in & ~q) | (q & in)) & valid;
+    if (cy->skip_to > s) {
+        size_t k = (size_t)(cy->skip_to - s);
+        tok &= k >= 64 ? 0 : ~0ull << k;
+    }
+    uint64_t state = cy->state; /* 6 x the state's number */
+    int d = cy->depth;
+    /* while the member is sought, the strings of a block where one could
+     * start its key (first byte the key's, or a backslash) take the special
+     * path too; at depth 1, as a key, it may be the one */
+    uint64_t cand = st->seeking ? q & in & ((m->f | m->bs) >> 1 | 1ull << 63) : 0;
+    const uint64_t *words = cand != 0 && d == 1 ? T.seek_word : T.word;
+    for (uint64_t w = tok; w != 0; w &= w - 1) {
+        size_t i = (unsigned)__builtin_ctzll(w);
+        uint8_t c = s[i];
+        uint64_t word = words[c];
+        uint64_t next = word >> state & 63;
+        if (__builtin_expect((word & W_SPECIAL) != 0, 0)) {
+            if (next == 0)
                 return -1;
-            st->is_array[++d] = is_arr;
-            if (s + i == st->watch_at) {
-                st->watch_at = NULL;
-                st->watch_depth = d;
+            if (c == '"') {
+                if (next == 6 * S_O_COLON && (cand >> i & 1) != 0) {
+                    seek_key(st, s + i);
+                    cand = st->seeking ? cand : 0;
+                }
+            } else if (c == '{' || c == '[') {
+                if (d == JS_MAX_DEPTH)
+                    return -1;
+                st->is_array[++d] = c == '[';
+                if (s + i == st->watch_at) {
+                    st->watch_at = NULL;
+                    st->watch_depth = d;
+                }
+            } else if (c == '}' || c == ']') {
+                if (d == st->watch_depth) {
+                    st->find->end = s + i + 1;
+                    st->watch_depth = 0;
+                }
+                d--;
+                next = 6 * (d == 0 ? S_DONE : st->is_array[d] ? S_A_AFTER : S_O_AFTER);
+            } else {
+                /* a number or literal: read it, and skip its bytes */
+                const uint8_t *r = atom_end(s + i, end);
+                if (r == NULL)
+                    return -1;
+                size_t k = (size_t)(r - s);
+                if (k >= 64) {
+                    cy->skip_to = r;
+                    w = 1; /* the loop's step clears it: no token left here */
+                } else {
+                    /* clear the bits before r; the 1 stands in for the
+                     * token the loop's step clears */
+                    w = (w & ~0ull << k) | 1;
+                }
             }
-        } else {
-            if (st->is_array[d] != is_arr)
-                return -1;
-            if (d == st->watch_depth) {
-                st->find->end = s + i + 1;
-                st->watch_depth = 0;
-            }
-            if (--d == 0) {
-                final = bit;
-                break;
-            }
+            words = cand != 0 && d == 1 ? T.seek_word : T.word;
         }
+        state = next;
     }
-    if (final == 0 && st->is_array[d])
-        arr |= ~0ull << prev;
-    cy->depth = d;
-    if (final != 0) {
-        /* the text's value closed: nothing but whitespace may follow */
-        uint64_t after = ~((final << 1) - 1);
-        if ((~ws & after) != 0 || js_ws(s + n, end) != end)
-            return -1;
-    }
-
-    /* the grammar, pair by pair (a block without whitespace between tokens, the encoder's
-     * usual, takes the shifts alone) */
-    uint64_t kp;
-    bool ok = (ws & ~in) == 0 ? grammar(cy, ob, cb, col, com, arr, m->b5, oq, cq, as, in, final, 0, true, &kp)
-                      : grammar(cy, ob, cb, col, com, arr, m->b5, oq, cq, as, in, final, ws, false, &kp);
-    if (!ok)
+    if (state == S_ERR)
         return -1;
-
-    /* the member sought: a key at depth 1 whose first byte is the key's
-     * (or a backslash); for bit 63 that byte is in the next block */
-    if (st->seeking) {
-        uint64_t cand = kp & ((m->f | m->bs) >> 1 | 1ull << 63);
-        for (; cand != 0 && st->seeking; cand &= cand - 1) {
-            unsigned i = (unsigned)__builtin_ctzll(cand);
-            if (depth_at(d0, ob, cb, i) == 1)
-                found_key(st, s, n, d0, ob, cb, i);
-        }
-    }
-
-    /* numbers and literals, each followed by ',' or a closer */
-    for (uint64_t w = as; w != 0; w &= w - 1) {
-        const uint8_t *r = atom_end(s + __builtin_ctzll(w), end);
-        if (r == NULL)
-            return -1;
-        r = js_ws(r, end);
-        if (r == end || (*r != ',' && *r != '}' && *r != ']'))
-            return -1;
-    }
-    return final != 0 ? 1 : 0;
+    cy->state = state;
+    cy->depth = d;
+    return 0;
 }
 
 /* The walk, shared by every width: MASKS fills the block's masks, PXOR is
  * the prefix XOR. */
 #define JV_WALK(MASKS, PXOR)                                                            \
     const uint8_t *s = p;                                                               \
-    uint8_t fb = (uint8_t)(st->find != NULL ? st->find->key.p[0] : 0);                  \
     jv_masks m;                                                                         \
     jv_carry cy;                                                                        \
     memset(&cy, 0, sizeof cy);                                                          \
+    cy.state = 6 * S_O_VALUE;                                                           \
     while (s < st->end) {                                                               \
         size_t n = (size_t)(st->end - s) < 64 ? (size_t)(st->end - s) : 64;             \
-        MASKS(s, n, fb, &m);                                                            \
-        uint64_t esc = escaped_bits(m.bs, &cy.esc_carry);                              \
+        MASKS(s, n, st->seeking ? (uint8_t)st->find->key.p[0] : 0, &m);               \
+        uint64_t esc = escaped_bits(m.bs, &cy.esc_carry);                               \
         uint64_t q = m.q & ~esc;                                                        \
         uint64_t in = PXOR(q) ^ cy.in_carry;                                            \
-        cy.in_carry ^= (uint64_t)0 - (uint64_t)(__builtin_popcountll(q) & 1);          \
-        int r = jv_block(st, &cy, s, n, &m, esc, q, in);                                    \
-        if (r != 0)                                                                     \
-            return r > 0;                                                               \
+        cy.in_carry ^= (uint64_t)0 - (uint64_t)(__builtin_popcountll(q) & 1);           \
+        if (jv_block(st, &cy, s, n, &m, esc, q, in) < 0)                                \
+            return false;                                                               \
         s += n;                                                                         \
     }                                                                                   \
-    return false;
+    return cy.state == 6 * S_DONE;
 
 /* ---- portable */
 
+/* Eight bytes at a time (SWAR): per byte, the top bit of the result says
+ * whether the byte is one sought; then the eight top bits are gathered by
+ * a multiply (each lands on its own bit, no carries). */
+static inline uint64_t swar_zero(uint64_t t) /* top bit of each byte of t that is 0 */
+{
+    const uint64_t lo7 = 0x7F7F7F7F7F7F7F7Full;
+    return ~(((t & lo7) + lo7) | t) & ~lo7;
+}
+
+static inline uint64_t swar_gather(uint64_t top)
+{
+    return ((top >> 7) * 0x0102040810204080ull) >> 56;
+}
+
 static inline void masks_portable(const uint8_t *s, size_t n, uint8_t fb, jv_masks *m)
 {
-    memset(m, 0, sizeof *m);
-    for (size_t i = 0; i < n; i++) {
+    uint64_t q = 0, bs = 0, ctl = 0, f = 0;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    const uint64_t ones = 0x0101010101010101ull, hi = 0x8080808080808080ull;
+    for (size_t k = 0; k + 8 <= n; k += 8) {
+        uint64_t x;
+        memcpy(&x, s + k, 8);
+        q |= swar_gather(swar_zero(x ^ ('"' * ones))) << k;
+        bs |= swar_gather(swar_zero(x ^ ('\\' * ones))) << k;
+        /* b < 0x20 (b + 0x60 stays below 0x80) or b >= 0x80 */
+        ctl |= swar_gather((x | ~((x & ~hi) + 0x60 * ones)) & hi) << k;
+        f |= swar_gather(swar_zero(x ^ (fb * ones))) << k;
+    }
+    size_t i = n & ~(size_t)7;
+#else
+    size_t i = 0;
+#endif
+    for (; i < n; i++) {
         uint8_t b = s[i];
         uint64_t bit = 1ull << i;
-        m->q |= b == '"' ? bit : 0;
-        m->bs |= b == '\\' ? bit : 0;
-        m->ws |= b == ' ' || b == '\t' || b == '\n' || b == '\r' ? bit : 0;
-        m->ob |= (b | 0x20) == '{' ? bit : 0;
-        m->cb |= (b | 0x20) == '}' ? bit : 0;
-        m->b5 |= (b & 0x20) ? bit : 0;
-        m->col |= b == ':' ? bit : 0;
-        m->com |= b == ',' ? bit : 0;
-        m->ctl |= b < 0x20 || b >= 0x80 ? bit : 0;
-        m->f |= b == fb ? bit : 0;
+        q |= b == '"' ? bit : 0;
+        bs |= b == '\\' ? bit : 0;
+        ctl |= b < 0x20 || b >= 0x80 ? bit : 0;
+        f |= b == fb ? bit : 0;
     }
+    m->q = q;
+    m->bs = bs;
+    m->ctl = ctl;
+    m->f = fb != 0 ? f : 0;
 }
 
 static bool walk_portable(jv_state *st, const uint8_t *p) { JV_WALK(masks_portable, prefix_xor_portable) }
@@ -453,8 +492,7 @@ static bool walk_portable(jv_state *st, const uint8_t *p) { JV_WALK(masks_portab
 
 /* ---- SSE2: four 16-byte lanes */
 
-__attribute__((target("sse2"))) static inline void masks_sse2(const uint8_t *s, size_t n, uint8_t fb,
-                                                              jv_masks *m)
+__attribute__((target("sse2"))) static inline void masks_sse2(const uint8_t *s, size_t n, uint8_t fb, jv_masks *m)
 {
     uint8_t buf[64];
     TAIL_COPY(s, n, buf);
@@ -462,28 +500,20 @@ __attribute__((target("sse2"))) static inline void masks_sse2(const uint8_t *s, 
     for (int i = 0; i < 4; i++)
         v[i] = _mm_loadu_si128((const __m128i *)(const void *)(s + 16 * i));
 #define EQ4(expr) mask16x4(expr(v[0]), expr(v[1]), expr(v[2]), expr(v[3]))
-#define EQB(x, c) _mm_cmpeq_epi8((x), _mm_set1_epi8((char)(c)))
-#define QUOTE(x) EQB(x, '"')
-#define BSL(x) EQB(x, '\\')
-#define WS(x) _mm_or_si128(_mm_or_si128(EQB(x, ' '), EQB(x, '\t')), _mm_or_si128(EQB(x, '\n'), EQB(x, '\r')))
-#define OPEN(x) EQB(_mm_or_si128((x), _mm_set1_epi8(0x20)), '{')
-#define CLOSE(x) EQB(_mm_or_si128((x), _mm_set1_epi8(0x20)), '}')
-#define B5(x) _mm_slli_epi16((x), 2)
-#define COL(x) EQB(x, ':')
-#define COM(x) EQB(x, ',')
-#define LOWHI(x) _mm_cmplt_epi8((x), _mm_set1_epi8(0x20))
-#define FB(x) EQB(x, fb)
+#define QUOTE(x) _mm_cmpeq_epi8((x), _mm_set1_epi8('"'))
+#define BSL(x) _mm_cmpeq_epi8((x), _mm_set1_epi8('\\'))
+/* a signed compare with 0x20 catches bytes < 0x20 and bytes >= 0x80 */
+#define CTL(x) _mm_cmplt_epi8((x), _mm_set1_epi8(0x20))
     m->q = EQ4(QUOTE);
     m->bs = EQ4(BSL);
-    m->ws = EQ4(WS);
-    m->ob = EQ4(OPEN);
-    m->cb = EQ4(CLOSE);
-    m->b5 = EQ4(B5);
-    m->col = EQ4(COL);
-    m->com = EQ4(COM);
-    m->ctl = EQ4(LOWHI);
-    m->f = EQ4(FB);
+    m->ctl = EQ4(CTL);
+#define FB(x) _mm_cmpeq_epi8((x), _mm_set1_epi8((char)fb))
+    m->f = fb != 0 ? EQ4(FB) : 0;
+#undef FB
 #undef EQ4
+#undef QUOTE
+#undef BSL
+#undef CTL
 }
 
 __attribute__((target("sse2"))) static bool walk_sse2(jv_state *st, const uint8_t *p)
@@ -491,73 +521,49 @@ __attribute__((target("sse2"))) static bool walk_sse2(jv_state *st, const uint8_
     JV_WALK(masks_sse2, prefix_xor_portable)
 }
 
-/* ---- AVX2: two 32-byte lanes; whitespace by a table lookup */
+/* ---- AVX2: two 32-byte lanes */
 
-__attribute__((target("avx2"))) static inline void masks_avx2(const uint8_t *s, size_t n, uint8_t fb,
-                                                              jv_masks *m)
+__attribute__((target("avx2"))) static inline void masks_avx2(const uint8_t *s, size_t n, uint8_t fb, jv_masks *m)
 {
     uint8_t buf[64];
     TAIL_COPY(s, n, buf);
     __m256i a = _mm256_loadu_si256((const __m256i *)(const void *)s);
     __m256i b = _mm256_loadu_si256((const __m256i *)(const void *)(s + 32));
-    /* each whitespace byte is the table's entry at its low nibble; a byte
-     * >= 0x80 looks up 0, which it is not */
-    const __m256i wst = _mm256_setr_epi8(' ', -1, -1, -1, -1, -1, -1, -1, -1, '\t', '\n', -1, -1, '\r', -1, -1,
-                                         ' ', -1, -1, -1, -1, -1, -1, -1, -1, '\t', '\n', -1, -1, '\r', -1, -1);
 #define EQ2(expr) mask32x2(expr(a), expr(b))
-#define EQB2(x, c) _mm256_cmpeq_epi8((x), _mm256_set1_epi8((char)(c)))
-#define QUOTE2(x) EQB2(x, '"')
-#define BSL2(x) EQB2(x, '\\')
-#define WS2(x) _mm256_cmpeq_epi8(_mm256_shuffle_epi8(wst, (x)), (x))
-#define OPEN2(x) EQB2(_mm256_or_si256((x), _mm256_set1_epi8(0x20)), '{')
-#define CLOSE2(x) EQB2(_mm256_or_si256((x), _mm256_set1_epi8(0x20)), '}')
-#define B52(x) _mm256_slli_epi16((x), 2)
-#define COL2(x) EQB2(x, ':')
-#define COM2(x) EQB2(x, ',')
-#define LOWHI2(x) _mm256_cmpgt_epi8(_mm256_set1_epi8(0x20), (x))
-#define FB2(x) EQB2(x, fb)
-    m->q = EQ2(QUOTE2);
-    m->bs = EQ2(BSL2);
-    m->ws = EQ2(WS2);
-    m->ob = EQ2(OPEN2);
-    m->cb = EQ2(CLOSE2);
-    m->b5 = EQ2(B52);
-    m->col = EQ2(COL2);
-    m->com = EQ2(COM2);
-    m->ctl = EQ2(LOWHI2);
-    m->f = EQ2(FB2);
+#define QUOTE(x) _mm256_cmpeq_epi8((x), _mm256_set1_epi8('"'))
+#define BSL(x) _mm256_cmpeq_epi8((x), _mm256_set1_epi8('\\'))
+#define CTL(x) _mm256_cmpgt_epi8(_mm256_set1_epi8(0x20), (x))
+    m->q = EQ2(QUOTE);
+    m->bs = EQ2(BSL);
+    m->ctl = EQ2(CTL);
+#define FB(x) _mm256_cmpeq_epi8((x), _mm256_set1_epi8((char)fb))
+    m->f = fb != 0 ? EQ2(FB) : 0;
+#undef FB
 #undef EQ2
+#undef QUOTE
+#undef BSL
+#undef CTL
 }
 
-__attribute__((target("avx2,pclmul"))) static bool walk_avx2(jv_state *st, const uint8_t *p)
+__attribute__((target("avx2,bmi,bmi2,pclmul"))) static bool walk_avx2(jv_state *st, const uint8_t *p)
 {
     JV_WALK(masks_avx2, prefix_xor_clmul)
 }
 
-/* ---- AVX-512BW: one 64-byte lane, the tail by masked load (its lanes
- * past n read as 0, which jv_block masks off) */
+/* ---- AVX-512BW: one 64-byte lane, the tail by masked load */
 
 __attribute__((target("avx512f,avx512bw"))) static inline void masks_avx512(const uint8_t *s, size_t n,
                                                                             uint8_t fb, jv_masks *m)
 {
     __m512i v = n == 64 ? _mm512_loadu_si512((const void *)s)
                         : _mm512_maskz_loadu_epi8((__mmask64)((1ull << n) - 1), (const void *)s);
-    const __m512i wst = _mm512_broadcast_i32x4(
-        _mm_setr_epi8(' ', -1, -1, -1, -1, -1, -1, -1, -1, '\t', '\n', -1, -1, '\r', -1, -1));
-    __m512i lo = _mm512_or_si512(v, _mm512_set1_epi8(0x20));
     m->q = _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8('"'));
     m->bs = _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8('\\'));
-    m->ws = _mm512_cmpeq_epi8_mask(_mm512_shuffle_epi8(wst, v), v);
-    m->ob = _mm512_cmpeq_epi8_mask(lo, _mm512_set1_epi8('{'));
-    m->cb = _mm512_cmpeq_epi8_mask(lo, _mm512_set1_epi8('}'));
-    m->b5 = _mm512_test_epi8_mask(v, _mm512_set1_epi8(0x20));
-    m->col = _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8(':'));
-    m->com = _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8(','));
     m->ctl = _mm512_cmplt_epi8_mask(v, _mm512_set1_epi8(0x20));
-    m->f = _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8((char)fb));
+    m->f = fb != 0 ? _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8((char)fb)) : 0;
 }
 
-__attribute__((target("avx512f,avx512bw,pclmul"))) static bool walk_avx512(jv_state *st, const uint8_t *p)
+__attribute__((target("avx512f,avx512bw,bmi,bmi2,pclmul"))) static bool walk_avx512(jv_state *st, const uint8_t *p)
 {
     JV_WALK(masks_avx512, prefix_xor_clmul)
 }
@@ -571,9 +577,12 @@ typedef bool (*jv_walk_fn)(jv_state *st, const uint8_t *p);
 static jv_walk_fn walk_for(const char *name)
 {
 #if BK_X86
-    if (strcmp(name, "avx512") == 0 && __builtin_cpu_supports("pclmul"))
+    /* the wide walks also use BMI1/2 (every AVX2 CPU has them; checked all the same) */
+    bool extras = __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("bmi") &&
+                  __builtin_cpu_supports("bmi2");
+    if (strcmp(name, "avx512") == 0 && extras)
         return walk_avx512;
-    if (strcmp(name, "avx2") == 0 && __builtin_cpu_supports("pclmul"))
+    if (strcmp(name, "avx2") == 0 && extras)
         return walk_avx2;
     if (strcmp(name, "portable") != 0)
         return walk_sse2;
@@ -621,6 +630,7 @@ bool jv_valid(const uint8_t *p, const uint8_t *end, jv_find *find)
     p = js_ws(p, end);
     if (p == end || (*p != '{' && *p != '['))
         return false; /* a scalar text, or not JSON: js_validate's to judge */
+    tables_init();
     jv_state st;
     memset(&st, 0, offsetof(jv_state, is_array));
     st.is_array[0] = 0;
