@@ -85,5 +85,14 @@ bool vf_detail(vf_checker *v, vf_level level, tr_message m, tr_view_Detail *out)
             return true;
         }
     }
+    if (level == VF_SCHEMA) {
+        /* the validator hands back the detail's bytes: no walk of its own */
+        tr_Issue_views views;
+        ar_reset(&v->arena);
+        if (tr_validate_Issue_views(m.p, m.n, &v->arena, &views).code != TR_E_OK || !views.has_detail)
+            return false;
+        *out = views.detail;
+        return true;
+    }
     return vf_check(v, level, m).code == TR_E_OK && tr_scan_detail(m, out);
 }

@@ -37,8 +37,8 @@ tr_error vf_check(vf_checker *v, vf_level level, tr_message m);
 /* What the optics reader does with a message: true with *out its detail's
  * bytes when m passes the level and has a detail; false otherwise (a miss,
  * or a message the level rejects). off: the scanner alone; json: one pass
- * that validates and finds the detail; schema: the validator, then the
- * scanner. */
+ * that validates and finds the detail; schema: the validator, which hands
+ * back the detail's bytes as it passes them (tr_validate_Issue_views). */
 bool vf_detail(vf_checker *v, vf_level level, tr_message m, tr_view_Detail *out);
 
 #endif

@@ -16,7 +16,8 @@
  *                 inside the input; errors are sticky and at the stated offsets
  *   decode        errors lie inside the input; an accepted message is JSON,
  *                 and decode . encode . decode is the identity on its model
- *   validate      tr_validate_Issue gives tr_decode_Issue's code and offset
+ *   validate      tr_validate_Issue gives tr_decode_Issue's code and offset;
+ *                 with views, the same, and the detail tr_scan_detail finds
  *   json          js_validate gives one answer under every SIMD width, and
  *                 jv_valid (valid.h) the same verdict on container texts with
  *                 the scanner's detail; a
@@ -374,6 +375,17 @@ FZ_FN const char *fz_validate(const uint8_t *d, size_t n)
     tr_error v = vf_check(fz.vc, VF_SCHEMA, (tr_message){m, n});
     FZ_CHECK(v.code == e.code, "validate: code differs from the decoder's");
     FZ_CHECK(v.code == TR_E_OK || v.offset == e.offset, "validate: offset differs from the decoder's");
+    /* with its views: the same verdict, and the detail the scanner finds */
+    ar_reset(&fz.dec2);
+    tr_Issue_views views;
+    tr_error w = tr_validate_Issue_views(m, n, &fz.dec2, &views);
+    FZ_CHECK(w.code == v.code && w.offset == v.offset, "validate: views change the verdict");
+    if (w.code == TR_E_OK) {
+        tr_view_Detail dv;
+        bool hit = tr_scan_detail((tr_message){m, n}, &dv);
+        FZ_CHECK(hit == views.has_detail && (!hit || (dv.p == views.detail.p && dv.n == views.detail.n)),
+                 "validate: its detail view is not the scanner's");
+    }
 out:
     free(m);
     return why;

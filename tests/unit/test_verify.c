@@ -264,6 +264,39 @@ static void expect(const char *name, tr_message m, tr_code jcode, size_t joff, t
     }
 }
 
+/* The detail the verify levels hand the leaves: at json the one-pass
+ * validator finds it (valid.h), at schema the validator records it
+ * (tr_validate_Issue_views); both are the scanner's view, at every size and
+ * in both layouts. */
+START_TEST(verify_levels_find_the_scanners_detail)
+{
+    static const int sizes[] = {1, 2, 7, 15, 40};
+    for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
+        iss_gen *g = iss_gen_new(sizes[k]);
+        REQUIRE(g != NULL);
+        for (uint64_t i = 0; i < 80; i++) {
+            size_t n;
+            const uint8_t *f = iss_gen_frame(g, 21 + k, i, i % 2 == 1, &n);
+            REQUIRE(f != NULL);
+            tr_message m = {f + FR_HEADER_LEN, n - FR_HEADER_LEN};
+            tr_view_Detail want, got;
+            REQUIRE(tr_scan_detail(m, &want));
+            for (int lv = VF_OFF; lv <= VF_SCHEMA; lv++) {
+                REQUIREF(vf_detail(fz.vc, (vf_level)lv, m, &got), "size %d message %llu: no detail at %s",
+                         sizes[k], (unsigned long long)i, vf_level_name((vf_level)lv));
+                REQUIREF(got.p == want.p && got.n == want.n, "size %d message %llu: another detail at %s",
+                         sizes[k], (unsigned long long)i, vf_level_name((vf_level)lv));
+            }
+            tr_Issue_views views;
+            ar_reset(&fz.dec);
+            ck_assert_int_eq(tr_validate_Issue_views(m.p, m.n, &fz.dec, &views).code, TR_E_OK);
+            REQUIRE(views.has_detail && views.detail.p == want.p && views.detail.n == want.n);
+        }
+        iss_gen_free(g);
+    }
+}
+END_TEST
+
 /* ================================================================ */
 /* members around the detail: both ends, both orders */
 
@@ -1477,6 +1510,7 @@ static Suite *verify_suite(void)
     tcase_add_checked_fixture(t, NULL, free_all);
     tcase_add_test(t, regression_replay);
     tcase_add_test(t, generated_messages_pass_every_harness);
+    tcase_add_test(t, verify_levels_find_the_scanners_detail);
     suite_add_tcase(s, t);
     return s;
 }
