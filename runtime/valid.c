@@ -69,7 +69,6 @@ enum { C_BAD, C_WS, C_OPEN_O, C_CLOSE_O, C_OPEN_A, C_CLOSE_A, C_COLON, C_COMMA, 
 typedef struct {
     uint8_t next[S_COUNT][C_COUNT];
     uint64_t word[256];
-    uint64_t seek_word[256]; /* the same, with '"' marked too: while seeking at depth 1 */
 } jv_tables;
 
 static jv_tables T;
@@ -124,7 +123,6 @@ static void tables_init(void)
         for (int st = 0; st < S_COUNT; st++)
             w |= (uint64_t)(t.next[st][c] * 6) << (6 * st);
         t.word[b] = w;
-        t.seek_word[b] = c == C_STRING ? w | W_SPECIAL : w;
     }
     T = t;
     atomic_store_explicit(&tables_ready, 1, memory_order_release);
@@ -323,6 +321,61 @@ static void seek_key(jv_state *st, const uint8_t *c)
         st->find->end = sk_value_end(v, st->end);
 }
 
+/* The automaton over the tokens of w (bits of block s), in order; -1 at a
+ * token that may not come (for the plain ones: *state becomes S_ERR, which
+ * the caller checks once a block). */
+static inline __attribute__((always_inline)) int tokens(jv_state *st, jv_carry *cy, const uint8_t *s,
+                                                         uint64_t w, uint64_t *state_io, int *d_io)
+{
+    uint64_t state = *state_io;
+    int d = *d_io;
+    for (; w != 0; w &= w - 1) {
+        size_t i = (unsigned)__builtin_ctzll(w);
+        uint8_t c = s[i];
+        uint64_t word = T.word[c];
+        uint64_t next = word >> state & 63;
+        if (__builtin_expect((word & W_SPECIAL) != 0, 0)) {
+            if (next == 0)
+                return -1;
+            if (c == '{' || c == '[') {
+                if (d == JS_MAX_DEPTH)
+                    return -1;
+                st->is_array[++d] = c == '[';
+                if (s + i == st->watch_at) {
+                    st->watch_at = NULL;
+                    st->watch_depth = d;
+                }
+            } else if (c == '}' || c == ']') {
+                if (d == st->watch_depth) {
+                    st->find->end = s + i + 1;
+                    st->watch_depth = 0;
+                }
+                d--;
+                next = 6 * (d == 0 ? S_DONE : st->is_array[d] ? S_A_AFTER : S_O_AFTER);
+            } else {
+                /* a number or literal: read it, and skip its bytes (it ends
+                 * before any quote, so within the tokens given) */
+                const uint8_t *r = atom_end(s + i, st->end);
+                if (r == NULL)
+                    return -1;
+                size_t k = (size_t)(r - s);
+                if (k >= 64) {
+                    cy->skip_to = r;
+                    w = 1; /* the loop's step clears it: no token left here */
+                } else {
+                    /* clear the bits before r; the 1 stands in for the
+                     * token the loop's step clears */
+                    w = (w & ~0ull << k) | 1;
+                }
+            }
+        }
+        state = next;
+    }
+    *state_io = state;
+    *d_io = d;
+    return 0;
+}
+
 /* One block: 0 to go on, -1 when the text is not valid (or not provably
  * so); after the text's value (S_DONE) only whitespace is a token. s is the block in the input, n <= 64 bytes. */
 static inline __attribute__((always_inline)) int jv_block(jv_state *st, jv_carry *cy, const uint8_t *s,
@@ -358,58 +411,24 @@ static inline __attribute__((always_inline)) int jv_block(jv_state *st, jv_carry
     }
     uint64_t state = cy->state; /* 6 x the state's number */
     int d = cy->depth;
-    /* while the member is sought, the strings of a block where one could
-     * start its key (first byte the key's, or a backslash) take the special
-     * path too; at depth 1, as a key, it may be the one */
+    /* while the member is sought: the strings that could start its key
+     * (first byte the key's, or a backslash; for bit 63 that byte is in the
+     * next block) split the tokens; each is, when the automaton stops just
+     * before it expecting a key at depth 1, a key that may be the one */
     uint64_t cand = st->seeking ? q & in & ((m->f | m->bs) >> 1 | 1ull << 63) : 0;
-    const uint64_t *words = cand != 0 && d == 1 ? T.seek_word : T.word;
-    for (uint64_t w = tok; w != 0; w &= w - 1) {
-        size_t i = (unsigned)__builtin_ctzll(w);
-        uint8_t c = s[i];
-        uint64_t word = words[c];
-        uint64_t next = word >> state & 63;
-        if (__builtin_expect((word & W_SPECIAL) != 0, 0)) {
-            if (next == 0)
-                return -1;
-            if (c == '"') {
-                if (next == 6 * S_O_COLON && (cand >> i & 1) != 0) {
-                    seek_key(st, s + i);
-                    cand = st->seeking ? cand : 0;
-                }
-            } else if (c == '{' || c == '[') {
-                if (d == JS_MAX_DEPTH)
-                    return -1;
-                st->is_array[++d] = c == '[';
-                if (s + i == st->watch_at) {
-                    st->watch_at = NULL;
-                    st->watch_depth = d;
-                }
-            } else if (c == '}' || c == ']') {
-                if (d == st->watch_depth) {
-                    st->find->end = s + i + 1;
-                    st->watch_depth = 0;
-                }
-                d--;
-                next = 6 * (d == 0 ? S_DONE : st->is_array[d] ? S_A_AFTER : S_O_AFTER);
-            } else {
-                /* a number or literal: read it, and skip its bytes */
-                const uint8_t *r = atom_end(s + i, end);
-                if (r == NULL)
-                    return -1;
-                size_t k = (size_t)(r - s);
-                if (k >= 64) {
-                    cy->skip_to = r;
-                    w = 1; /* the loop's step clears it: no token left here */
-                } else {
-                    /* clear the bits before r; the 1 stands in for the
-                     * token the loop's step clears */
-                    w = (w & ~0ull << k) | 1;
-                }
-            }
-            words = cand != 0 && d == 1 ? T.seek_word : T.word;
+    for (; cand != 0; cand &= cand - 1) {
+        uint64_t at = cand & (0 - cand);
+        if (tokens(st, cy, s, tok & (at - 1), &state, &d) < 0)
+            return -1;
+        tok &= ~(at - 1);
+        if (d == 1 && (state == 6 * S_O_FIRST || state == 6 * S_O_KEY)) {
+            seek_key(st, s + __builtin_ctzll(at));
+            if (!st->seeking)
+                break;
         }
-        state = next;
     }
+    if (tokens(st, cy, s, tok, &state, &d) < 0)
+        return -1;
     if (state == S_ERR)
         return -1;
     cy->state = state;
