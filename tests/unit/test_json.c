@@ -5,7 +5,6 @@
  * run once per SIMD implementation the CPU has (loop tests over impl_names).
  */
 #include <check.h>
-#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,20 +12,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "check_util.h"
 #include "json.h"
-
-/* Assertions for hot loops: ck_assert records a checkpoint per call (a
- * write(2) each when forking), these only act on failure. */
-#define REQUIRE(cond)                                                         \
-    do {                                                                      \
-        if (!(cond))                                                          \
-            ck_abort_msg("assertion failed: %s", #cond);                      \
-    } while (0)
-#define REQUIRE_MSG(cond, ...)                                                \
-    do {                                                                      \
-        if (!(cond))                                                          \
-            ck_abort_msg(__VA_ARGS__);                                        \
-    } while (0)
 
 static const char *const impl_names[] = {"portable", "sse2", "avx2", "avx512"};
 #define N_IMPLS 4
@@ -572,9 +559,9 @@ START_TEST(test_doubles)
         js_ctx c;
         js_ctx_init(&c, p, NULL);
         double d = 42;
-        REQUIRE_MSG(js_f64(&c, p, p + n, &d) == p + n, "%s: %s", ok[i], tr_error_name(c.err.code));
+        REQUIREF(js_f64(&c, p, p + n, &d) == p + n, "%s: %s", ok[i], tr_error_name(c.err.code));
         double want = strtod(ok[i], NULL);
-        REQUIRE_MSG(memcmp(&d, &want, sizeof d) == 0, "%s: got %.17g want %.17g", ok[i], d, want);
+        REQUIREF(memcmp(&d, &want, sizeof d) == 0, "%s: got %.17g want %.17g", ok[i], d, want);
     }
 
     /* Random decimal strings against strtod, bit for bit. */
@@ -604,9 +591,9 @@ START_TEST(test_doubles)
         js_ctx c;
         js_ctx_init(&c, p, NULL);
         double d;
-        REQUIRE_MSG(js_f64(&c, p, p + n, &d) == p + n, "%s", buf);
+        REQUIREF(js_f64(&c, p, p + n, &d) == p + n, "%s", buf);
         double want = strtod(buf, NULL);
-        REQUIRE_MSG(memcmp(&d, &want, sizeof d) == 0, "%s: got %.17g want %.17g", buf, d, want);
+        REQUIREF(memcmp(&d, &want, sizeof d) == 0, "%s: got %.17g want %.17g", buf, d, want);
     }
 
     /* -0 keeps its sign; a number cut by end is the digits up to end. */
@@ -788,7 +775,7 @@ START_TEST(test_prefixes)
         js_ctx c;
         const uint8_t *p = place(texts[t], n);
         js_ctx_init(&c, p, NULL);
-        REQUIRE_MSG(js_validate(&c, p, p + n) == p + n, "text %zu: %s at %zu", t,
+        REQUIREF(js_validate(&c, p, p + n) == p + n, "text %zu: %s at %zu", t,
                     tr_error_name(c.err.code), c.err.offset);
         for (size_t len = 0; len < n; len++) {
             p = place(texts[t], len);
@@ -991,7 +978,7 @@ static void f64_round_trip(double v)
     REQUIRE(js_validate(&c, p, p + n) == p + n);
     double back;
     REQUIRE(js_f64(&c, p, p + n, &back) == p + n);
-    REQUIRE_MSG(memcmp(&back, &v, sizeof v) == 0, "%.17g wrote %.*s", v, (int)n, buf);
+    REQUIREF(memcmp(&back, &v, sizeof v) == 0, "%.17g wrote %.*s", v, (int)n, buf);
 }
 
 START_TEST(test_put_f64)
@@ -1020,69 +1007,49 @@ END_TEST
 
 /* ---- JSONTestSuite ---- */
 
-static size_t read_file(const char *path, uint8_t *buf, size_t cap)
+typedef struct {
+    int seen_y, seen_n;
+} conformance_seen;
+
+static void conformance_case(const char *name, const uint8_t *buf, size_t n, void *ctx)
 {
-    FILE *f = fopen(path, "rb");
-    REQUIRE_MSG(f != NULL, "cannot open %s", path);
-    size_t n = fread(buf, 1, cap, f);
-    REQUIRE_MSG(feof(f), "%s is larger than %zu bytes", path, cap);
-    fclose(f);
-    return n;
+    conformance_seen *seen = ctx;
+    /* y_ must pass and n_ fail; of the implementation-defined i_ files our
+     * policy (MODEL.md) accepts the numbers (range is the reader's
+     * business) and rejects the rest (surrogates, bad UTF-8, BOM, depth). */
+    bool yes = strncmp(name, "y_", 2) == 0 || strncmp(name, "i_number", 8) == 0;
+    REQUIRE(n <= GUARD_BODY);
+    const uint8_t *p = place(buf, n);
+    js_ctx c;
+    js_ctx_init(&c, p, NULL);
+    const uint8_t *r = js_validate(&c, p, p + n);
+    if (yes) {
+        REQUIREF(r == p + n, "%s rejected: %s at %zu", name, tr_error_name(c.err.code), c.err.offset);
+        seen->seen_y++;
+        /* A proper prefix may be valid JSON (a number, trailing space); it
+         * must never crash. */
+        for (size_t len = 0; len < n; len++) {
+            p = place(buf, len);
+            js_ctx_init(&c, p, NULL);
+            r = js_validate(&c, p, p + len);
+            REQUIRE(r == p + len || (r == NULL && c.err.offset <= len));
+        }
+    } else {
+        REQUIREF(r == NULL, "%s accepted", name);
+        REQUIRE(c.err.offset <= n);
+        seen->seen_n++;
+    }
 }
 
 START_TEST(test_conformance)
 {
     if (!use_impl(_i))
         return;
-    const char *dir = getenv("TR_CONFORMANCE");
-    if (dir == NULL)
-        dir = "../shared/conformance/JSONTestSuite/test_parsing";
-    DIR *d = opendir(dir);
-    if (d == NULL) {
-        if (_i == 0)
-            fprintf(stderr, "note: %s not found, JSONTestSuite conformance skipped\n", dir);
+    conformance_seen seen = {0, 0};
+    if (cu_conformance(conformance_case, &seen, _i == 0) < 0)
         return;
-    }
-    static uint8_t buf[GUARD_BODY];
-    int seen_y = 0, seen_n = 0;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        /* y_ must pass and n_ fail; of the implementation-defined i_ files
-         * our policy (MODEL.md) accepts the numbers (range is the reader's
-         * business) and rejects the rest (surrogates, bad UTF-8, BOM, depth). */
-        bool yes = strncmp(e->d_name, "y_", 2) == 0 || strncmp(e->d_name, "i_number", 8) == 0;
-        bool no = strncmp(e->d_name, "n_", 2) == 0 ||
-                  (strncmp(e->d_name, "i_", 2) == 0 && !yes);
-        if (!yes && !no)
-            continue;
-        char path[4096];
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        size_t n = read_file(path, buf, sizeof buf);
-        const uint8_t *p = place(buf, n);
-        js_ctx c;
-        js_ctx_init(&c, p, NULL);
-        const uint8_t *r = js_validate(&c, p, p + n);
-        if (yes) {
-            REQUIRE_MSG(r == p + n, "%s rejected: %s at %zu", e->d_name,
-                        tr_error_name(c.err.code), c.err.offset);
-            seen_y++;
-            /* A proper prefix may be valid JSON (a number, trailing space);
-             * it must never crash. */
-            for (size_t len = 0; len < n; len++) {
-                p = place(buf, len);
-                js_ctx_init(&c, p, NULL);
-                r = js_validate(&c, p, p + len);
-                REQUIRE(r == p + len || (r == NULL && c.err.offset <= len));
-            }
-        } else {
-            REQUIRE_MSG(r == NULL, "%s accepted", e->d_name);
-            REQUIRE(c.err.offset <= n);
-            seen_n++;
-        }
-    }
-    closedir(d);
-    REQUIRE(seen_y > 0);
-    REQUIRE(seen_n > 0);
+    REQUIRE(seen.seen_y > 0);
+    REQUIRE(seen.seen_n > 0);
 }
 END_TEST
 

@@ -10,7 +10,6 @@
  * has (loop tests over impl_names).
  */
 #include <check.h>
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -374,40 +373,20 @@ END_TEST
 
 /* ---- JSONTestSuite: y_ containers valid, n_ never, i_ as js_validate */
 
+static void conformance_case(const char *name, const uint8_t *p, size_t n, void *ctx)
+{
+    (void)ctx;
+    bool fast = agree(p, n);
+    if (name[0] == 'n')
+        REQUIREF(!fast, "%s accepted", name);
+}
+
 START_TEST(test_conformance)
 {
     if (!use_impl(_i))
         return;
-    const char *dir = getenv("TR_CONFORMANCE");
-    if (dir == NULL)
-        dir = "../shared/conformance/JSONTestSuite/test_parsing";
-    DIR *d = opendir(dir);
-    if (d == NULL) {
-        if (_i == 0)
-            fprintf(stderr, "note: %s not found, JSONTestSuite cases skipped\n", dir);
-        return;
-    }
-    int seen = 0;
-    struct dirent *e;
-    static uint8_t buf[1u << 20];
-    while ((e = readdir(d)) != NULL) {
-        const char *name = e->d_name;
-        if (name[0] != 'y' && name[0] != 'n' && name[0] != 'i')
-            continue;
-        char path[1024];
-        snprintf(path, sizeof path, "%s/%s", dir, name);
-        FILE *fp = fopen(path, "rb");
-        if (fp == NULL)
-            continue;
-        size_t n = fread(buf, 1, sizeof buf, fp);
-        fclose(fp);
-        bool fast = agree(buf, n);
-        if (name[0] == 'n')
-            REQUIREF(!fast, "%s accepted", name);
-        seen++;
-    }
-    closedir(d);
-    REQUIREF(seen > 300, "only %d conformance files", seen);
+    int seen = cu_conformance(conformance_case, NULL, _i == 0);
+    REQUIREF(seen < 0 || seen > 300, "only %d conformance files", seen);
 }
 END_TEST
 
