@@ -6,12 +6,11 @@
  * byte inside a string, every escape valid, every run of non-ASCII bytes
  * valid UTF-8. What is left are the tokens: every byte outside strings and
  * every opening quote (one token for the whole string). A small automaton
- * (jv_next below: the state says what may come next and whether we are in
- * an object or an array; the bracket stack says what to go back to) reads
- * only those, one table step each; a number or literal is read where it
- * starts and its bytes are skipped. The usual message has some 700 tokens
- * in 4 KB, so most of its bytes (string contents) cost a share of three
- * vector compares.
+ * (the tables below: the state says what may come next and whether we are
+ * in an object or an array; the bracket stack says what to go back to)
+ * reads only those, one table step each; a number or literal is read where
+ * it starts and its bytes are skipped. A 4 KB Issue has some 600 tokens, so
+ * most of its bytes (string contents) cost a share of three vector compares.
  *
  * One block step (jv_block) is shared by every width; only the masks
  * differ. How the end of input is met, in one place: the masks of the last
@@ -23,6 +22,7 @@
  */
 #include "valid.h"
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <string.h>
@@ -72,12 +72,10 @@ typedef struct {
 } jv_tables;
 
 static jv_tables T;
-static atomic_int tables_ready;
+static pthread_once_t tables_once = PTHREAD_ONCE_INIT;
 
-static void tables_init(void)
+static void tables_build(void)
 {
-    if (atomic_load_explicit(&tables_ready, memory_order_acquire))
-        return;
     jv_tables t;
     uint8_t cls[256];
     memset(&t, 0, sizeof t);
@@ -125,7 +123,6 @@ static void tables_init(void)
         t.word[b] = w;
     }
     T = t;
-    atomic_store_explicit(&tables_ready, 1, memory_order_release);
 }
 
 /* What one block hands the next: kept apart from jv_state so that it can
@@ -376,8 +373,9 @@ static inline __attribute__((always_inline)) int tokens(jv_state *st, jv_carry *
     return 0;
 }
 
-/* One block: 0 to go on, -1 when the text is not valid (or not provably
- * so); after the text's value (S_DONE) only whitespace is a token. s is the block in the input, n <= 64 bytes. */
+/* One block s of n <= 64 bytes of the input: 0 to go on, -1 when the text
+ * is not valid (or not provably so). After the text's value (S_DONE) only
+ * whitespace may follow. */
 static inline __attribute__((always_inline)) int jv_block(jv_state *st, jv_carry *cy, const uint8_t *s,
                                                            size_t n, const jv_masks *m, uint64_t esc,
                                                            uint64_t q, uint64_t in)
@@ -649,7 +647,7 @@ bool jv_valid(const uint8_t *p, const uint8_t *end, jv_find *find)
     p = js_ws(p, end);
     if (p == end || (*p != '{' && *p != '['))
         return false; /* a scalar text, or not JSON: js_validate's to judge */
-    tables_init();
+    pthread_once(&tables_once, tables_build);
     jv_state st;
     memset(&st, 0, offsetof(jv_state, is_array));
     st.is_array[0] = 0;
