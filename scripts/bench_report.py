@@ -3,7 +3,7 @@
 
     scripts/bench_report.py bench/results/latest.json bench/RESULTS.md bench/results
 
-Writes the Markdown page (tables: ours against the peers, the issue's targets,
+Writes the Markdown page (tables: ours against the peers, the issues' targets,
 the size sweep, every other benchmark) and the data files bench/plot.gp draws
 (peers.dat, sweep.dat). Standard library only. Figures are ratios against our
 decode in the same run first, absolute ns second: the machines are shared.
@@ -151,6 +151,30 @@ def main():
                     r = get("sweep", c, layout, s)
                     cells.append("%.0f (%s)" % (r["ns_per_msg"], ratio(r["speedup_vs_decode"])) if r else "–")
                 w("| %s | %s | %s |" % (c, layout, " | ".join(cells)))
+        w("")
+
+    # The verify levels' targets (issue 6), from bench triage.
+    tri = [r for r in rows if r.get("bench") == "triage"]
+    if tri:
+        tsize = tri[0].get("size")
+        w("## Targets (issue 6: the verify levels), ratios in this run\n")
+        w("| target | layout | measured | met |")
+        w("|---|---|---|---|")
+
+        def vtarget(name, layout, a, b, limit, at_least=False):
+            ra, rb = get("triage", a, layout, tsize), get("triage", b, layout, tsize)
+            if not ra or not rb:
+                w("| %s | %s | (no %s row) | – |" % (name, layout, a if not ra else b))
+                return
+            x = ra["ns_per_msg"] / rb["ns_per_msg"]
+            ok = x >= limit if at_least else x <= limit
+            w("| %s | %s | %s %.0f ns / %s %.0f ns = %.2f | %s |" % (
+                name, layout, a, ra["ns_per_msg"], b, rb["ns_per_msg"], x, "yes" if ok else "**no**"))
+
+        vtarget("optics-json at most 1.5× optics", "late", "optics-json", "optics", 1.5)
+        vtarget("optics-schema at most 2× optics", "late", "optics-schema", "optics", 2.0)
+        vtarget("optics-json at least 5× faster than decode", "late", "decode", "optics-json", 5.0, True)
+        vtarget("optics-schema at least 5× faster than decode", "late", "decode", "optics-schema", 5.0, True)
         w("")
 
     others = [r for r in rows if r.get("bench") not in ("peers", "sweep")]
