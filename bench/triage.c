@@ -5,13 +5,19 @@
  *   decode         decode the whole Issue into an arena, judge the model
  *   optics         slice out the detail, judge it through the scanners
  *   detail         slice out the detail alone (the walk the optics start with)
- *   optics-json    optics after checking the message is well-formed JSON
- *   optics-schema  optics after the generated validator (decode's rules)
+ *   optics-json    optics with --verify json: one pass validates the message
+ *                  and finds the detail (valid.h), then the leaves
+ *   optics-schema  optics with --verify schema: the generated validator
+ *                  (decode's rules) hands back the detail, then the leaves
+ *   json-validate  js_validate alone (json.h: the reference, what `check
+ *                  --level json` runs)
+ *   json-onepass   jv_valid alone, finding the detail (optics-json's pass)
+ *   schema-validate tr_validate_Issue_views alone (optics-schema's pass)
  *   optics-gzip    the message arrives gzip-compressed: inflate, then optics
  *   decode-gzip    the same, then decode
  *
- * Before timing, every message's verdict from optics must equal decode's:
- * a reader that disagrees fails the benchmark. */
+ * Before timing, every message's verdict from optics, at each verify
+ * level, must equal decode's: a reader that disagrees fails the benchmark. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,6 +27,7 @@
 #include "verify.h"
 #include "skip.h"
 #include "triage.h"
+#include "valid.h"
 
 #define POOL 256
 #define ARENA (16u << 20)
@@ -74,6 +81,30 @@ static int verdict_optics(ctx_t *c, size_t i)
 static void run_decode(void *ctx, size_t i) { bn_sink += (uint64_t)verdict_decode(ctx, i); }
 static void run_optics(void *ctx, size_t i) { bn_sink += (uint64_t)verdict_optics(ctx, i); }
 
+static void run_json_validate(void *ctx, size_t i)
+{
+    tr_message m = msg_at(ctx, i);
+    js_ctx c;
+    js_ctx_init(&c, m.p, NULL);
+    bn_sink += js_validate(&c, m.p, m.p + m.n) != NULL;
+}
+
+static void run_json_onepass(void *ctx, size_t i)
+{
+    tr_message m = msg_at(ctx, i);
+    jv_find f = {{"detail", 6}, NULL, NULL};
+    bn_sink += jv_valid(m.p, m.p + m.n, &f) ? (uint64_t)(f.end - f.val) : 0;
+}
+
+static void run_schema_validate(void *ctx, size_t i)
+{
+    ctx_t *c = ctx;
+    tr_message m = msg_at(c, i);
+    tr_Issue_views v;
+    ar_reset(&c->arena);
+    bn_sink += tr_validate_Issue_views(m.p, m.n, &c->arena, &v).code == TR_E_OK ? v.detail.n : 0;
+}
+
 static void run_detail(void *ctx, size_t i)
 {
     tr_view_Detail d;
@@ -117,7 +148,7 @@ static void report(const bn_opts *o, const char *cse, const char *layout, const 
                cse, layout, avg_bytes, r->median_ns, r->min_ns, r->max_ns, decode_ns / r->median_ns,
                r->allocs, r->bytes, sk_impl_name());
     else
-        printf("triage %-13s %-6s %9.1f ns/msg  (%.1f..%.1f)  %6.1fx decode  %5.3f allocs/msg  %7.1f B/msg\n",
+        printf("triage %-15s %-6s %9.1f ns/msg  (%.1f..%.1f)  %6.1fx decode  %5.3f allocs/msg  %7.1f B/msg\n",
                cse, layout, r->median_ns, r->min_ns, r->max_ns, decode_ns / r->median_ns, r->allocs,
                r->bytes);
 }
@@ -167,10 +198,26 @@ int bench_triage(const bn_opts *o)
             } levels[] = {{"optics-json", VF_JSON}, {"optics-schema", VF_SCHEMA}};
             for (int v = 0; v < 2; v++) {
                 c->level = levels[v].level;
+                for (size_t i = 0; i < POOL; i++)
+                    if (verdict_optics(c, i) != verdict_decode(c, i)) {
+                        fprintf(stderr, "triage-bench: message %zu (%s): %s and decode disagree\n", i,
+                                layouts[l], levels[v].name);
+                        rc = 1;
+                    }
                 bn_result r = bn_time(o, POOL, run_optics, c);
                 report(o, levels[v].name, layouts[l], &r, dec.median_ns, avg);
             }
             c->level = VF_OFF;
+            static const struct {
+                const char *name;
+                void (*fn)(void *, size_t);
+            } passes[] = {{"json-validate", run_json_validate},
+                          {"json-onepass", run_json_onepass},
+                          {"schema-validate", run_schema_validate}};
+            for (int v = 0; v < 3; v++) {
+                bn_result r = bn_time(o, POOL, passes[v].fn, c);
+                report(o, passes[v].name, layouts[l], &r, dec.median_ns, avg);
+            }
             if (make_gzip(c)) {
                 c->gzip = true;
                 for (size_t i = 0; i < POOL; i++)
