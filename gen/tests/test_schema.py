@@ -180,6 +180,12 @@ class RealSchema(unittest.TestCase):
         self.assertIs(o.focus.decl, self.s.decls["Detail"])
         self.assertIs(o.steps[0].field, self.s.decls["Issue"].fields[60])
 
+    def test_root_views(self):
+        # the raw optics on one field of the root: what tr_validate_Issue_views hands back
+        from trgen.emit import root_views
+        self.assertEqual([(v.optic, v.field, v.view) for v in root_views(self.s)],
+                         [("detail", "detail", "tr_view_Detail")])
+
     def test_optic_kind(self):
         o = self.optic("kind")
         self.assertFalse(o.raw)
@@ -251,6 +257,14 @@ class Checks(unittest.TestCase):
 
     def assertError(self, text, *want):
         self.assertEqual(self.errors(text), "\n".join(want))
+
+    def test_root_views_only_raw_optics_on_root_fields(self):
+        from trgen.emit import root_views
+        s = parse("root A\nrecord A { b: B  n: i32 }\nrecord B { c: i32 }\n"
+                  "optic b = A.b\noptic bc = A.b.c\noptic braw = A.b raw\noptic c = B.c\n", "t.schema")
+        self.assertEqual([(v.optic, v.field) for v in root_views(s)], [("braw", "b")])
+        s = parse("root A\nrecord A { n: i32 }\noptic n = A.n\n", "t.schema")
+        self.assertEqual(root_views(s), [])
 
     def test_valid_minimal(self):
         s = parse(lines("root A", "record A { x: i32 }"), F)
