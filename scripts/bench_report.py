@@ -48,6 +48,21 @@ def ratio(x):
     return "%.2f×" % x if x >= 1 else "1/%.1f×" % (1 / x)
 
 
+def target_row(w, get, bench, size, name, layout, a, b, limit, strict=False, at_least=False):
+    """One row of a targets table: a / b in this run against a limit (at most, or at least)."""
+    ra, rb = get(bench, a, layout, size), get(bench, b, layout, size)
+    if not ra or not rb:
+        w("| %s | %s | (no %s row) | – |" % (name, layout, a if not ra else b))
+        return
+    x = ra["ns_per_msg"] / rb["ns_per_msg"]
+    if at_least:
+        ok = x > limit if strict else x >= limit
+    else:
+        ok = x < limit if strict else x <= limit
+    w("| %s | %s | %s %.0f ns / %s %.0f ns = %.2f | %s |" % (
+        name, layout, a, ra["ns_per_msg"], b, rb["ns_per_msg"], x, "yes" if ok else "**no**"))
+
+
 def main():
     src, page, outdir = sys.argv[1], sys.argv[2], sys.argv[3]
     rows = []
@@ -113,26 +128,19 @@ def main():
         w("")
 
         # The issue's targets, each a ratio in this run.
+        def peers_target(*args, **kw):
+            target_row(w, get, "peers", size, *args, **kw)
+
         w("## Targets (issue 5), ratios in this run\n")
         w("| target | layout | measured | met |")
         w("|---|---|---|---|")
 
-        def target(name, layout, a, b, limit, strict=False):
-            ra, rb = get("peers", a, layout, size), get("peers", b, layout, size)
-            if not ra or not rb:
-                w("| %s | %s | (no %s row) | – |" % (name, layout, a if not ra else b))
-                return
-            x = ra["ns_per_msg"] / rb["ns_per_msg"]
-            ok = x < limit if strict else x <= limit
-            w("| %s | %s | %s %.0f ns / %s %.0f ns = %.2f | %s |" % (
-                name, layout, a, ra["ns_per_msg"], b, rb["ns_per_msg"], x, "yes" if ok else "**no**"))
-
-        target("optics no slower than simdjson On-Demand", "late", "optics", "simdjson-ondemand", 1.0)
-        target("optics faster than simdjson On-Demand", "first", "optics", "simdjson-ondemand", 1.0, True)
-        target("decode at most 2× simdjson DOM", "late", "decode", "simdjson-dom", 2.0)
-        target("decode at most 2× simdjson DOM", "first", "decode", "simdjson-dom", 2.0)
-        target("optics within 3× of memchr over the bytes before detail", "late", "optics", "memchr-front", 3.0)
-        target("optics within 3× of memchr over the bytes before detail", "first", "optics", "memchr-front", 3.0)
+        peers_target("optics no slower than simdjson On-Demand", "late", "optics", "simdjson-ondemand", 1.0)
+        peers_target("optics faster than simdjson On-Demand", "first", "optics", "simdjson-ondemand", 1.0, True)
+        peers_target("decode at most 2× simdjson DOM", "late", "decode", "simdjson-dom", 2.0)
+        peers_target("decode at most 2× simdjson DOM", "first", "decode", "simdjson-dom", 2.0)
+        peers_target("optics within 3× of memchr over the bytes before detail", "late", "optics", "memchr-front", 3.0)
+        peers_target("optics within 3× of memchr over the bytes before detail", "first", "optics", "memchr-front", 3.0)
         w("")
 
     sweep = [r for r in rows if r.get("bench") == "sweep"]
@@ -158,23 +166,19 @@ def main():
     if tri:
         tsize = tri[0].get("size")
         w("## Targets (issue 6: the verify levels), ratios in this run\n")
+
+        def triage_target(*args, **kw):
+            target_row(w, get, "triage", tsize, *args, **kw)
+
         w("| target | layout | measured | met |")
         w("|---|---|---|---|")
 
-        def vtarget(name, layout, a, b, limit, at_least=False):
-            ra, rb = get("triage", a, layout, tsize), get("triage", b, layout, tsize)
-            if not ra or not rb:
-                w("| %s | %s | (no %s row) | – |" % (name, layout, a if not ra else b))
-                return
-            x = ra["ns_per_msg"] / rb["ns_per_msg"]
-            ok = x >= limit if at_least else x <= limit
-            w("| %s | %s | %s %.0f ns / %s %.0f ns = %.2f | %s |" % (
-                name, layout, a, ra["ns_per_msg"], b, rb["ns_per_msg"], x, "yes" if ok else "**no**"))
-
-        vtarget("optics-json at most 1.5× optics", "late", "optics-json", "optics", 1.5)
-        vtarget("optics-schema at most 2× optics", "late", "optics-schema", "optics", 2.0)
-        vtarget("optics-json at least 5× faster than decode", "late", "decode", "optics-json", 5.0, True)
-        vtarget("optics-schema at least 5× faster than decode", "late", "decode", "optics-schema", 5.0, True)
+        triage_target("optics-json at most 1.5× optics", "late", "optics-json", "optics", 1.5)
+        triage_target("optics-schema at most 2× optics", "late", "optics-schema", "optics", 2.0)
+        triage_target("optics-json at least 5× faster than decode", "late", "decode", "optics-json", 5.0,
+                      at_least=True)
+        triage_target("optics-schema at least 5× faster than decode", "late", "decode", "optics-schema",
+                      5.0, at_least=True)
         w("")
 
     others = [r for r in rows if r.get("bench") not in ("peers", "sweep")]
