@@ -1,23 +1,25 @@
 /* valid.c: the one-pass block validator of valid.h, in four widths.
  *
  * Two layers. Per 64-byte block, three masks (quotes, backslashes, bytes
- * below 0x20 or above 0x7F) settle the strings: the escaped bytes, the
- * in-string mask (a prefix XOR of the unescaped quotes), no raw control
- * byte inside a string, every escape valid, every run of non-ASCII bytes
- * valid UTF-8. What is left are the tokens: every byte outside strings and
- * every opening quote (one token for the whole string). A small automaton
- * (the tables below: the state says what may come next and whether we are
- * in an object or an array; the bracket stack says what to go back to)
- * reads only those, one table step each; a number or literal is read where
- * it starts and its bytes are skipped. A 4 KB Issue has some 600 tokens, so
- * most of its bytes (string contents) cost a share of three vector compares.
+ * below 0x20 or above 0x7F) and a prefix XOR of the unescaped quotes give
+ * the in-string mask. A string holding a backslash, a control byte or a
+ * non-ASCII byte (few do) is read whole by json.h's js_string_raw, the
+ * reference for escapes, surrogates, UTF-8 and control bytes; the others
+ * need nothing more. What is left are the tokens: every byte outside
+ * strings and every opening quote (one token for the whole string). A
+ * small automaton (the tables below: the state says what may come next and
+ * whether we are in an object or an array; the bracket stack says what to
+ * go back to) reads only those, one table step each; a number or literal
+ * is read where it starts (js_number_raw for numbers) and its bytes are
+ * skipped. A 4 KB Issue has some 600 tokens, so most of its bytes (string
+ * contents) cost a share of three vector compares.
  *
  * One block step (jv_block) is shared by every width; only the masks
  * differ. How the end of input is met, in one place: the masks of the last
  * block cover its n < 64 bytes (AVX-512 loads them with a masked load, the
  * others copy them into a buffer padded with spaces) and the lanes past n
  * are masked off. Everything read one byte at a time (tokens, numbers,
- * escapes, UTF-8 runs, the key sought) is read from the input itself,
+ * the strings json.h reads, the key sought) is read from the input itself,
  * bounded by end.
  */
 #include "valid.h"
@@ -66,19 +68,13 @@ enum { C_BAD, C_WS, C_OPEN_O, C_CLOSE_O, C_OPEN_A, C_CLOSE_A, C_COLON, C_COMMA, 
  * may come (1): its next state comes from the stack. */
 #define W_SPECIAL (1ull << 63)
 
-typedef struct {
-    uint8_t next[S_COUNT][C_COUNT];
-    uint64_t word[256];
-} jv_tables;
-
-static jv_tables T;
+static uint64_t jv_word[256];
 static pthread_once_t tables_once = PTHREAD_ONCE_INIT;
 
 static void tables_build(void)
 {
-    jv_tables t;
-    uint8_t cls[256];
-    memset(&t, 0, sizeof t);
+    uint8_t next[S_COUNT][C_COUNT], cls[256];
+    memset(next, 0, sizeof next);
     memset(cls, C_BAD, sizeof cls);
     cls[' '] = cls['\t'] = cls['\n'] = cls['\r'] = C_WS;
     cls['{'] = C_OPEN_O;
@@ -92,26 +88,26 @@ static void tables_build(void)
     for (int c = '0'; c <= '9'; c++)
         cls[c] = C_ATOM;
     for (int s = S_ERR + 1; s < S_COUNT; s++)
-        t.next[s][C_WS] = (uint8_t)s;
+        next[s][C_WS] = (uint8_t)s;
     /* a value: open a container, or a string or a number/literal after
      * which comes the state's AFTER */
     static const uint8_t value_states[] = {S_O_VALUE, S_A_FIRST, S_A_VALUE};
     for (size_t k = 0; k < sizeof value_states; k++) {
         uint8_t s = value_states[k], after = s == S_O_VALUE ? S_O_AFTER : S_A_AFTER;
-        t.next[s][C_OPEN_O] = S_O_FIRST;
-        t.next[s][C_OPEN_A] = S_A_FIRST;
-        t.next[s][C_STRING] = after;
-        t.next[s][C_ATOM] = after;
+        next[s][C_OPEN_O] = S_O_FIRST;
+        next[s][C_OPEN_A] = S_A_FIRST;
+        next[s][C_STRING] = after;
+        next[s][C_ATOM] = after;
     }
-    t.next[S_O_FIRST][C_STRING] = S_O_COLON; /* keys: see jv_block for the one sought */
-    t.next[S_O_KEY][C_STRING] = S_O_COLON;
-    t.next[S_O_FIRST][C_CLOSE_O] = 1;
-    t.next[S_O_AFTER][C_CLOSE_O] = 1;
-    t.next[S_A_FIRST][C_CLOSE_A] = 1;
-    t.next[S_A_AFTER][C_CLOSE_A] = 1;
-    t.next[S_O_COLON][C_COLON] = S_O_VALUE;
-    t.next[S_O_AFTER][C_COMMA] = S_O_KEY;
-    t.next[S_A_AFTER][C_COMMA] = S_A_VALUE;
+    next[S_O_FIRST][C_STRING] = S_O_COLON; /* keys: see jv_block for the one sought */
+    next[S_O_KEY][C_STRING] = S_O_COLON;
+    next[S_O_FIRST][C_CLOSE_O] = 1;
+    next[S_O_AFTER][C_CLOSE_O] = 1;
+    next[S_A_FIRST][C_CLOSE_A] = 1;
+    next[S_A_AFTER][C_CLOSE_A] = 1;
+    next[S_O_COLON][C_COLON] = S_O_VALUE;
+    next[S_O_AFTER][C_COMMA] = S_O_KEY;
+    next[S_A_AFTER][C_COMMA] = S_A_VALUE;
     _Static_assert(S_COUNT * 6 <= 63, "six bits a state, bit 63 free");
     for (int b = 0; b < 256; b++) {
         uint8_t c = cls[b];
@@ -119,17 +115,17 @@ static void tables_build(void)
                          ? W_SPECIAL
                          : 0;
         for (int st = 0; st < S_COUNT; st++)
-            w |= (uint64_t)(t.next[st][c] * 6) << (6 * st);
-        t.word[b] = w;
+            w |= (uint64_t)(next[st][c] * 6) << (6 * st);
+        jv_word[b] = w;
     }
-    T = t;
 }
 
 /* What one block hands the next: kept apart from jv_state so that it can
  * live in registers (jv_state's byte stack may alias anything beside it). */
 typedef struct {
     uint64_t in_carry, esc_carry; /* as in skip.c's walk */
-    uint64_t hi_prev;             /* the last block ended inside a non-ASCII run */
+    const uint8_t *str_open;      /* the last opening quote seen */
+    const uint8_t *str_done;      /* the end of the last string json.h read whole */
     const uint8_t *skip_to;       /* the end of a number or literal read past the block */
     uint64_t state; /* 6 x the automaton's state */
     int depth;
@@ -137,7 +133,7 @@ typedef struct {
 
 typedef struct {
     const uint8_t *end;
-    const uint8_t *esc_skip; /* a low surrogate's backslash, checked with its high half */
+    js_ctx ctx; /* for json.h's readers, which judge the odd strings, numbers, literals */
     /* the member sought */
     jv_find *find;
     bool seeking;
@@ -146,145 +142,10 @@ typedef struct {
     uint8_t is_array[JS_MAX_DEPTH + 1];
 } jv_state;
 
-static inline int hex4(const uint8_t *p, const uint8_t *end)
+/* p at 't', 'f' or 'n': one past the literal lit (n bytes), or NULL. */
+static inline const uint8_t *literal(const uint8_t *p, const uint8_t *end, const char *lit, size_t n)
 {
-    if (end - p < 4)
-        return -1;
-    int v = 0;
-    for (int i = 0; i < 4; i++) {
-        uint8_t c = p[i];
-        int d = c >= '0' && c <= '9' ? c - '0' : (c | 0x20) >= 'a' && (c | 0x20) <= 'f' ? (c | 0x20) - 'a' + 10 : -1;
-        if (d < 0)
-            return -1;
-        v = v << 4 | d;
-    }
-    return v;
-}
-
-/* b at a backslash inside a string. */
-static bool escape_ok(jv_state *st, const uint8_t *b)
-{
-    const uint8_t *end = st->end;
-    if (b == st->esc_skip)
-        return true;
-    if (end - b < 2)
-        return false;
-    switch (b[1]) {
-    case '"': case '\\': case '/': case 'b': case 'f': case 'n': case 'r': case 't':
-        return true;
-    case 'u': {
-        int u = hex4(b + 2, end);
-        if (u < 0 || (u >= 0xDC00 && u <= 0xDFFF))
-            return false;
-        if (u >= 0xD800 && u <= 0xDBFF) {
-            if (end - b < 12 || b[6] != '\\' || b[7] != 'u')
-                return false;
-            int l = hex4(b + 8, end);
-            if (l < 0xDC00 || l > 0xDFFF)
-                return false;
-            st->esc_skip = b + 6;
-        }
-        return true;
-    }
-    default:
-        return false;
-    }
-}
-
-/* p at a byte >= 0x80: validates the run of such bytes as whole UTF-8
- * sequences (no overlongs, no surrogates, nothing past U+10FFFF). */
-static bool utf8_run(const uint8_t *p, const uint8_t *end)
-{
-    while (p < end && *p >= 0x80) {
-        uint8_t b = *p;
-        size_t need;
-        uint8_t lo = 0x80, hi = 0xBF;
-        if (b < 0xC2)
-            return false;
-        if (b < 0xE0) {
-            need = 1;
-        } else if (b < 0xF0) {
-            need = 2;
-            if (b == 0xE0)
-                lo = 0xA0;
-            else if (b == 0xED)
-                hi = 0x9F;
-        } else if (b < 0xF5) {
-            need = 3;
-            if (b == 0xF0)
-                lo = 0x90;
-            else if (b == 0xF4)
-                hi = 0x8F;
-        } else {
-            return false;
-        }
-        if ((size_t)(end - p) <= need || p[1] < lo || p[1] > hi)
-            return false;
-        for (size_t i = 2; i <= need; i++)
-            if (p[i] < 0x80 || p[i] > 0xBF)
-                return false;
-        p += need + 1;
-    }
-    return true;
-}
-
-static inline bool is_digit(uint8_t b) { return b >= '0' && b <= '9'; }
-
-/* The first byte at or after p that is not a digit (or end), eight bytes at
- * a time: a byte b is a digit when t = b ^ '0' is at most 9, so neither t
- * nor t + 0x76 has its top bit set. A carry out of a byte only reaches
- * bytes after the first non-digit, which ctz does not look at. */
-static inline const uint8_t *digits(const uint8_t *p, const uint8_t *end)
-{
-    while (end - p >= 8) {
-        uint64_t x;
-        memcpy(&x, p, 8);
-        uint64_t t = x ^ 0x3030303030303030ull;
-        uint64_t nd = ((t + 0x7676767676767676ull) | t) & 0x8080808080808080ull;
-        if (nd != 0)
-            return p + (__builtin_ctzll(nd) >> 3);
-        p += 8;
-    }
-    while (p < end && is_digit(*p))
-        p++;
-    return p;
-}
-
-/* p at the first byte of a number or literal: one past it, or NULL. */
-static const uint8_t *atom_end(const uint8_t *p, const uint8_t *end)
-{
-    size_t left = (size_t)(end - p);
-    switch (*p) {
-    case 't':
-        return left >= 4 && memcmp(p, "true", 4) == 0 ? p + 4 : NULL;
-    case 'f':
-        return left >= 5 && memcmp(p, "false", 5) == 0 ? p + 5 : NULL;
-    case 'n':
-        return left >= 4 && memcmp(p, "null", 4) == 0 ? p + 4 : NULL;
-    default:
-        break;
-    }
-    if (*p == '-' && ++p == end)
-        return NULL;
-    if (*p == '0')
-        p++;
-    else if (*p >= '1' && *p <= '9')
-        p = digits(p + 1, end);
-    else
-        return NULL;
-    if (p < end && *p == '.') {
-        if (++p == end || !is_digit(*p))
-            return NULL;
-        p = digits(p + 1, end);
-    }
-    if (p < end && (*p | 0x20) == 'e') {
-        if (++p < end && (*p == '+' || *p == '-'))
-            p++;
-        if (p == end || !is_digit(*p))
-            return NULL;
-        p = digits(p + 1, end);
-    }
-    return p;
+    return (size_t)(end - p) >= n && memcmp(p, lit, n) == 0 ? p + n : NULL;
 }
 
 /* c at the opening quote of a key at depth 1: the value after it when the
@@ -329,7 +190,7 @@ static inline __attribute__((always_inline)) int tokens(jv_state *st, jv_carry *
     for (; w != 0; w &= w - 1) {
         size_t i = (unsigned)__builtin_ctzll(w);
         uint8_t c = s[i];
-        uint64_t word = T.word[c];
+        uint64_t word = jv_word[c];
         uint64_t next = word >> state & 63;
         if (__builtin_expect((word & W_SPECIAL) != 0, 0)) {
             if (next == 0)
@@ -350,9 +211,13 @@ static inline __attribute__((always_inline)) int tokens(jv_state *st, jv_carry *
                 d--;
                 next = 6 * (d == 0 ? S_DONE : st->is_array[d] ? S_A_AFTER : S_O_AFTER);
             } else {
-                /* a number or literal: read it, and skip its bytes (it ends
-                 * before any quote, so within the tokens given) */
-                const uint8_t *r = atom_end(s + i, st->end);
+                /* a number or literal: json.h reads it (the reference
+                 * grammar), and its bytes are skipped (it ends before any
+                 * quote, so within the tokens given) */
+                const uint8_t *r = c == 't'   ? literal(s + i, st->end, "true", 4)
+                                   : c == 'f' ? literal(s + i, st->end, "false", 5)
+                                   : c == 'n' ? literal(s + i, st->end, "null", 4)
+                                              : js_number_raw(&st->ctx, s + i, st->end);
                 if (r == NULL)
                     return -1;
                 size_t k = (size_t)(r - s);
@@ -377,29 +242,35 @@ static inline __attribute__((always_inline)) int tokens(jv_state *st, jv_carry *
  * is not valid (or not provably so). After the text's value (S_DONE) only
  * whitespace may follow. */
 static inline __attribute__((always_inline)) int jv_block(jv_state *st, jv_carry *cy, const uint8_t *s,
-                                                           size_t n, const jv_masks *m, uint64_t esc,
-                                                           uint64_t q, uint64_t in)
+                                                           size_t n, const jv_masks *m, uint64_t q,
+                                                           uint64_t in)
 {
     const uint8_t *end = st->end;
     uint64_t valid = n == 64 ? ~0ull : (1ull << n) - 1;
 
-    /* strings: no backslash outside one; inside, escapes valid and the
-     * bytes of ctl non-ASCII, in valid UTF-8 runs */
+    /* strings: a backslash outside one is no JSON; one holding a
+     * backslash, a control byte or a non-ASCII byte (few do) is read whole
+     * by json.h's js_string_raw, the reference for escapes, surrogates,
+     * UTF-8 and control bytes, once, however many blocks it spans */
     if ((m->bs & ~in & valid) != 0)
         return -1;
-    for (uint64_t w = esc; w != 0; w &= w - 1)
-        if (!escape_ok(st, s + __builtin_ctzll(w) - 1))
+    uint64_t oq = q & in;
+    uint64_t odd = (m->bs | m->ctl) & in & valid;
+    if (cy->str_done > s)
+        odd &= cy->str_done - s >= 64 ? 0 : ~0ull << (cy->str_done - s);
+    while (odd != 0) {
+        unsigned x = (unsigned)__builtin_ctzll(odd);
+        uint64_t before = oq & (x == 63 ? ~0ull : (2ull << x) - 1);
+        const uint8_t *open = before != 0 ? s + 63 - __builtin_clzll(before) : cy->str_open;
+        bool escaped;
+        const uint8_t *r = open == NULL ? NULL : js_string_raw(&st->ctx, open, end, &escaped);
+        if (r == NULL)
             return -1;
-    uint64_t hi = m->ctl & in & valid;
-    if ((hi | cy->hi_prev) != 0) {
-        for (uint64_t w = hi; w != 0; w &= w - 1)
-            if (s[__builtin_ctzll(w)] < 0x80)
-                return -1; /* a raw control byte in a string */
-        for (uint64_t w = hi & ~(hi << 1 | cy->hi_prev); w != 0; w &= w - 1)
-            if (!utf8_run(s + __builtin_ctzll(w), end))
-                return -1;
-        cy->hi_prev = hi >> 63;
+        cy->str_done = r;
+        odd &= r - s >= 64 ? 0 : ~0ull << (r - s);
     }
+    if (oq != 0)
+        cy->str_open = s + 63 - __builtin_clzll(oq);
 
     /* the tokens: bytes outside strings, and opening quotes */
     uint64_t tok = ((~in & ~q) | (q & in)) & valid;
@@ -445,11 +316,10 @@ static inline __attribute__((always_inline)) int jv_block(jv_state *st, jv_carry
     while (s < st->end) {                                                               \
         size_t n = (size_t)(st->end - s) < 64 ? (size_t)(st->end - s) : 64;             \
         MASKS(s, n, st->seeking ? (uint8_t)st->find->key.p[0] : 0, &m);               \
-        uint64_t esc = escaped_bits(m.bs, &cy.esc_carry);                               \
-        uint64_t q = m.q & ~esc;                                                        \
+        uint64_t q = m.q & ~escaped_bits(m.bs, &cy.esc_carry);                          \
         uint64_t in = PXOR(q) ^ cy.in_carry;                                            \
         cy.in_carry ^= (uint64_t)0 - (uint64_t)(__builtin_popcountll(q) & 1);           \
-        if (jv_block(st, &cy, s, n, &m, esc, q, in) < 0)                                \
+        if (jv_block(st, &cy, s, n, &m, q, in) < 0)                                     \
             return false;                                                               \
         s += n;                                                                         \
     }                                                                                   \
@@ -652,6 +522,7 @@ bool jv_valid(const uint8_t *p, const uint8_t *end, jv_find *find)
     memset(&st, 0, offsetof(jv_state, is_array));
     st.is_array[0] = 0;
     st.end = end;
+    js_ctx_init(&st.ctx, p, NULL);
     st.find = find;
     st.seeking = find != NULL && find->key.n > 0 && *p == '{';
     if (!current_walk()(&st, p))

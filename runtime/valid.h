@@ -5,13 +5,13 @@
  * jv_valid proves that [p, end) is exactly one JSON text (RFC 8259, as
  * js_validate in json.h judges it) whose value is an object or an array.
  * Per 64-byte block, three vector compares (quotes, backslashes, bytes
- * below 0x20 or above 0x7F) and a prefix XOR of the unescaped quotes settle
- * the strings: no raw control byte inside one, every escape valid, every
- * run of non-ASCII bytes valid UTF-8, all without visiting their bytes
- * otherwise. What remains are the tokens (the bytes outside strings, and
- * one opening quote per string), which a table-driven automaton reads in
- * order with a bracket stack; numbers and literals are read where they
- * start. A 4 KB Issue has some 600 tokens.
+ * below 0x20 or above 0x7F) and a prefix XOR of the unescaped quotes find
+ * the strings; only those holding an escape, a control byte or a non-ASCII
+ * byte are read, by json.h's own string validator. What remains are the
+ * tokens (the bytes outside strings, and one opening quote per string),
+ * which a table-driven automaton reads in order with a bracket stack;
+ * numbers (js_number_raw) and literals are read where they start. A 4 KB
+ * Issue has some 600 tokens.
  *
  * Contract. The answer is one-sided: true means js_validate accepts the
  * input; false means it is not valid, or its value is a scalar, which this
@@ -21,8 +21,8 @@
  * last block is read with a masked load (AVX-512) or copied into a stack
  * buffer padded with spaces. No allocation, no recursion: the bracket stack
  * is JS_MAX_DEPTH bytes on the caller's stack. The block code exists in the
- * four widths of json.h, chosen by js_init (JS_SIMD selects one); all give
- * the same answers.
+ * four widths of json.h, following js_simd_name (JS_SIMD or js_force_simd
+ * select one); all give the same answers.
  *
  * The member found. With find != NULL and a top-level object, find->val and
  * find->end delimit the value of the first member at depth 1 whose key,
