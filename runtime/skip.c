@@ -15,8 +15,6 @@
 #include "blocks.h"
 #include "json.h"
 
-#define SK_X86 BK_X86
-
 typedef struct {
     uint64_t q;  /* '"' */
     uint64_t bs; /* '\\' */
@@ -178,7 +176,7 @@ static const uint8_t *next_portable(sk_cursor *c, const sk_firsts *f)
     WALK_BODY(masks_portable, prefix_xor_portable)
 }
 
-#if SK_X86
+#if BK_X86
 
 /* ---- SSE2: four 16-byte lanes */
 
@@ -294,7 +292,7 @@ next_avx512(sk_cursor *c, const sk_firsts *f)
     WALK_BODY(masks_avx512, prefix_xor_clmul)
 }
 
-#endif /* SK_X86 */
+#endif /* BK_X86 */
 
 typedef const uint8_t *(*sk_next_fn)(sk_cursor *c, const sk_firsts *f);
 
@@ -306,7 +304,7 @@ void sk_init(void)
     const char *want = js_init(); /* js_init honours JS_SIMD and the CPU */
     next_impl = next_portable;
     impl_name = "portable";
-#if SK_X86
+#if BK_X86
     if (strcmp(want, "avx512") == 0 && __builtin_cpu_supports("pclmul")) {
         next_impl = next_avx512;
         impl_name = "avx512";
