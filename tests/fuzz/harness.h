@@ -725,6 +725,20 @@ typedef struct {
     bool keep;
 } fz_verdict;
 
+/* judge --reader optics --verify level, as the readers do it (vf_detail,
+ * then the policy through the scanners). */
+FZ_FN fz_verdict fz_judge_optics(vf_level level, tr_message m)
+{
+    fz_verdict v = {-1, false};
+    tr_view_Detail d;
+    if (vf_detail(fz.vc, level, m, &d)) {
+        rd_bytes st;
+        po_reader rd = rd_optics(&st, d);
+        v.keep = po_judge(&fz.policy, &rd, &v.kind);
+    }
+    return v;
+}
+
 /* The codes that say "not JSON" (or nested past the limit), as opposed to
  * "JSON, but not an Issue" (TR_E_TOO_LONG is the latter: only an f64
  * field's number is held to JS_MAX_NUMBER_LEN). */
@@ -765,39 +779,19 @@ FZ_FN const char *fz_differential(const uint8_t *d, size_t n)
         FZ_CHECK(vs.code == TR_E_OK || vj.code != TR_E_OK || !fz_json_code(vs.code),
                  "differential: verify=schema rejects as bad JSON what verify=json accepts");
 
-        /* judge --reader optics --verify schema, as demo/judge.c does it. */
-        fz_verdict opt = {-1, false};
-        tr_view_Detail dv;
-        if (vs.code == TR_E_OK && tr_scan_detail(msg, &dv)) {
-            rd_bytes st;
-            po_reader rd = rd_optics(&st, dv);
-            opt.keep = po_judge(&fz.policy, &rd, &opt.kind);
-        }
+        /* judge --reader optics at each level */
+        fz_verdict opt = fz_judge_optics(VF_SCHEMA, msg);
         FZ_CHECK(opt.kind == dec.kind && opt.keep == dec.keep,
                  "differential: verify=schema optics and decode give different verdicts");
-        /* the same through vf_detail, the readers' path, at every level */
-        for (int lv = VF_OFF; lv <= VF_SCHEMA; lv++) {
-            fz_verdict via = {-1, false};
-            if (vf_detail(fz.vc, (vf_level)lv, msg, &dv)) {
-                rd_bytes st;
-                po_reader rd = rd_optics(&st, dv);
-                via.keep = po_judge(&fz.policy, &rd, &via.kind);
-            }
-            if (lv == VF_SCHEMA || e.code == TR_E_OK)
-                FZ_CHECK(via.kind == dec.kind && via.keep == dec.keep,
-                         "differential: vf_detail optics and decode give different verdicts");
-            if (lv == VF_JSON && vj.code != TR_E_OK)
-                FZ_CHECK(via.kind == -1 && !via.keep, "differential: verify=json judged a message it rejects");
-        }
+        fz_verdict json = fz_judge_optics(VF_JSON, msg);
+        if (vj.code != TR_E_OK)
+            FZ_CHECK(json.kind == -1 && !json.keep, "differential: verify=json judged a message it rejects");
 
-        /* verify=off, on what the decoder accepts: the same values. */
+        /* verify=json and off, on what the decoder accepts: the same verdict, and off reads the same values */
         if (e.code == TR_E_OK) {
-            fz_verdict off = {-1, false};
-            if (tr_scan_detail(msg, &dv)) {
-                rd_bytes st;
-                po_reader rd = rd_optics(&st, dv);
-                off.keep = po_judge(&fz.policy, &rd, &off.kind);
-            }
+            FZ_CHECK(json.kind == dec.kind && json.keep == dec.keep,
+                     "differential: verify=json optics and decode differ on a message that decodes");
+            fz_verdict off = fz_judge_optics(VF_OFF, msg);
             FZ_CHECK(off.kind == dec.kind && off.keep == dec.keep,
                      "differential: verify=off optics and decode differ on a message that decodes");
             bool hit;

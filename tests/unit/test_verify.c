@@ -172,10 +172,7 @@ static bb *rest_without(const char *key)
 
 /* ---- verdicts ---- */
 
-typedef struct {
-    int kind;
-    bool keep;
-} verdict;
+typedef fz_verdict verdict;
 
 static tr_error decode(tr_message m)
 {
@@ -193,18 +190,8 @@ static verdict judge_decode(tr_message m)
     return v;
 }
 
-/* judge --reader optics --verify level, as demo/judge.c does it. */
-static verdict judge_optics(vf_level level, tr_message m)
-{
-    verdict v = {-1, false};
-    tr_view_Detail d;
-    if (vf_detail(fz.vc, level, m, &d)) {
-        rd_bytes st;
-        po_reader rd = rd_optics(&st, d);
-        v.keep = po_judge(&fz.policy, &rd, &v.kind);
-    }
-    return v;
-}
+/* judge --reader optics --verify level, as the readers do it. */
+static verdict judge_optics(vf_level level, tr_message m) { return fz_judge_optics(level, m); }
 
 /* The differential property on m, under every SIMD width. */
 static void differential(const char *name, tr_message m)
