@@ -148,28 +148,12 @@ static inline const uint8_t *literal(const uint8_t *p, const uint8_t *end, const
     return (size_t)(end - p) >= n && memcmp(p, lit, n) == 0 ? p + n : NULL;
 }
 
-/* c at the opening quote of a key at depth 1: the value after it when the
- * key (unescaped) is the one sought, else NULL. */
-static const uint8_t *key_match(const uint8_t *c, const uint8_t *end, const js_str *k)
-{
-    const uint8_t *v = NULL;
-    if ((size_t)(end - c) > k->n + 1 && memcmp(c + 1, k->p, k->n) == 0 && c[1 + k->n] == '"') {
-        v = js_ws(c + 2 + k->n, end);
-        return v < end && *v == ':' ? js_ws(v + 1, end) : NULL;
-    }
-    const uint8_t *p = c + 1;
-    while (p < end && *p != '"' && *p != '\\')
-        p++;
-    if (p < end && *p == '\\' && sk_key_slow(c, end, k, 1, &v) == 0)
-        return v;
-    return NULL;
-}
-
 /* A key at depth 1 at c, while seeking: the member, when it is the one. */
 static void seek_key(jv_state *st, const uint8_t *c)
 {
-    const uint8_t *v = key_match(c, st->end, &st->find->key);
-    if (v == NULL || v >= st->end)
+    /* skip.h's key reader: unescapes, compares, and steps over the ':' */
+    const uint8_t *v;
+    if (sk_key_slow(c, st->end, &st->find->key, 1, &v) != 0 || v >= st->end)
         return;
     st->seeking = false;
     st->find->val = v;
