@@ -72,20 +72,19 @@ tr_error vf_check(vf_checker *v, vf_level level, tr_message m)
 
 bool vf_detail(vf_checker *v, vf_level level, tr_message m, tr_view_Detail *out)
 {
-    if (level == VF_JSON) {
+    switch (level) {
+    case VF_JSON: {
         /* the check and the scan in one pass; when it does not prove the
          * message valid, the reference validator decides (it alone judges
          * a scalar text), then the scanner reads */
         jv_find f = {{"detail", 6}, NULL, NULL};
-        if (jv_valid(m.p, m.p + m.n, &f)) {
-            if (f.val == NULL)
-                return false;
-            out->p = f.val;
-            out->n = (size_t)(f.end - f.val);
-            return true;
-        }
+        if (!jv_valid(m.p, m.p + m.n, &f))
+            return vf_check(v, VF_JSON, m).code == TR_E_OK && tr_scan_detail(m, out);
+        out->p = f.val;
+        out->n = f.val != NULL ? (size_t)(f.end - f.val) : 0;
+        return f.val != NULL;
     }
-    if (level == VF_SCHEMA) {
+    case VF_SCHEMA: {
         /* the validator hands back the detail's bytes: no walk of its own */
         tr_Issue_views views;
         ar_reset(&v->arena);
@@ -94,5 +93,7 @@ bool vf_detail(vf_checker *v, vf_level level, tr_message m, tr_view_Detail *out)
         *out = views.detail;
         return true;
     }
-    return vf_check(v, level, m).code == TR_E_OK && tr_scan_detail(m, out);
+    default:
+        return tr_scan_detail(m, out);
+    }
 }
