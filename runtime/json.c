@@ -37,6 +37,31 @@ __attribute__((cold)) const uint8_t *js_fail(js_ctx *c, const uint8_t *at, tr_co
 
 static inline bool is_digit(uint8_t b) { return (unsigned)(b - '0') <= 9u; }
 
+/* The first byte at or after p that is not a digit (or end), eight bytes at
+ * a time: a byte b is a digit when t = b ^ '0' is at most 9, so neither t
+ * nor t + 0x76 has its top bit set. A carry out of a byte only reaches
+ * bytes after the first non-digit, which ctz does not look at. */
+static inline const uint8_t *skip_digits(const uint8_t *p, const uint8_t *end)
+{
+    while (end - p >= 8) {
+        uint64_t x;
+        memcpy(&x, p, 8);
+        uint64_t t = x ^ 0x3030303030303030ull;
+        uint64_t nd = ((t + 0x7676767676767676ull) | t) & 0x8080808080808080ull;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        if (nd != 0)
+            return p + (__builtin_ctzll(nd) >> 3);
+#else
+        if (nd != 0)
+            break; /* the bytewise loop finds which */
+#endif
+        p += 8;
+    }
+    while (p < end && is_digit(*p))
+        p++;
+    return p;
+}
+
 /* ---- a "C" locale for strtod and printf, whatever the process set ---- */
 
 #if defined(__GLIBC__) && defined(_GNU_SOURCE)
@@ -384,8 +409,7 @@ static inline const uint8_t *number_tail(js_ctx *c, const uint8_t *p, const uint
         p++;
         if (p >= end || !is_digit(*p))
             return js_fail(c, p, TR_E_NUMBER);
-        while (p < end && is_digit(*p))
-            p++;
+        p = skip_digits(p + 1, end);
     }
     if (p < end && (*p | 0x20) == 'e') {
         p++;
@@ -393,8 +417,7 @@ static inline const uint8_t *number_tail(js_ctx *c, const uint8_t *p, const uint
             p++;
         if (p >= end || !is_digit(*p))
             return js_fail(c, p, TR_E_NUMBER);
-        while (p < end && is_digit(*p))
-            p++;
+        p = skip_digits(p + 1, end);
     }
     return p;
 }
@@ -410,9 +433,7 @@ static inline const uint8_t *number_int_part(js_ctx *c, const uint8_t *p, const 
             return js_fail(c, p, TR_E_NUMBER); /* a leading zero */
         return p;
     }
-    while (p < end && is_digit(*p))
-        p++;
-    return p;
+    return skip_digits(p + 1, end);
 }
 
 static inline const uint8_t *number_scan(js_ctx *c, const uint8_t *p, const uint8_t *end)
