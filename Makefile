@@ -1,20 +1,20 @@
 # triage: a schema compiler and the runtime it generates for.
 #
 #   make          generate and build everything (build/triage-demo, build/triage-bench)
-#   make gen      only generate build/gen/ from schema/issue.schema
+#   make gen      only generate build/gen/ from schema/issue.schema (SCHEMA=FILE: another)
 #   make demo     run the demo (installs missing Debian packages first)
 #   make test     every test, then the same unit tests under ASan and UBSan
 #   make bench    the benchmarks, and their page bench/RESULTS.md with plots
 #   make clean
 #
-# Generated code lives in build/gen and is never committed. Objects go to
+# Generated code lives in $(BUILD)/gen and is never committed. Objects go to
 # $(BUILD) (build/ by default; build/san for the sanitizer build).
 
 SHELL := /bin/bash
 CC ?= gcc
 BUILD ?= build
-GEN := build/gen
-SCHEMA := schema/issue.schema
+GEN := $(BUILD)/gen
+SCHEMA ?= schema/issue.schema
 PYTHON := scripts/python.sh
 
 OPT ?= -O2
@@ -28,7 +28,7 @@ CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubu
 # The optic scanners: one .re per optic, listed by the generator.
 -include $(GEN)/optics.mk
 SCAN_NAMES := $(OPTICS:%=tr_scan_%)
-GEN_NAMES := tr_model tr_encode tr_decode tr_validate tr_random tr_optics_model $(SCAN_NAMES)
+GEN_NAMES := tr_model tr_encode tr_decode tr_validate tr_random tr_optics_model $(GEN_EXTRA) $(SCAN_NAMES)
 GEN_C := $(GEN_NAMES:%=$(GEN)/%.c)
 GEN_H := $(GEN)/tr_model.h
 GEN_STAMP := $(GEN)/.stamp
@@ -82,7 +82,7 @@ gen: $(GEN_STAMP)
 # One generator run writes every file; the stamp stands for all of them. The
 # generator rewrites only the files whose text changed, and writes nothing on
 # a schema error.
-$(GEN_STAMP): $(SCHEMA) $(GENERATOR)
+$(GEN_STAMP): $(SCHEMA) $(GENERATOR) | deps
 	@mkdir -p $(GEN)
 	PYTHONPATH=gen $(PYTHON) -m trgen $(SCHEMA) $(GEN)
 	@touch $@
@@ -115,7 +115,7 @@ $(BUILD)/obj/bench/%.o: bench/%.c $(wildcard bench/*.h demo/*.h runtime/*.h) $(G
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(BENCH_DEFS) -Ibench -c $< -o $@
 
-$(BUILD)/obj/bench/%.o: bench/%.cpp bench/peers.h
+$(BUILD)/obj/bench/%.o: bench/%.cpp bench/peers.h | deps
 	@mkdir -p $(@D)
 	$(BENCH_CXX) -std=c++17 $(OPT) -g -Wall -Wextra -Werror $(SANFLAGS) $(BENCH_DEFS) -Ibench \
 	  $(shell pkg-config --cflags simdjson) -c $< -o $@

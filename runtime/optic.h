@@ -1,0 +1,114 @@
+/* optic.h: what the generator tells hand-written code about a schema.
+ *
+ * The generated tr_optics_table.c fills one op_schema (declared in
+ * tr_optics.h as tr_schema): the root type, every declared type that can be
+ * generated and encoded, and every optic, each with its bytes scanner and its
+ * model getter behind one signature. Tests, fuzzers, the demo's tally and the
+ * rule engine iterate these tables, so none of them names an optic, a type or
+ * a case of one particular schema.
+ *
+ * Memory: the tables are static and read-only. A scanner's record focus is
+ * written into scratch the caller provides (rec_size bytes, aligned for any
+ * type) and its strings into the arena given; nothing else is allocated.
+ */
+#ifndef TR_OPTIC_H
+#define TR_OPTIC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "arena.h"
+#include "error.h"
+#include "json.h"
+#include "rand.h"
+
+/* What an optic focuses, as a value a program can compare. */
+typedef enum {
+    OP_BOOL,
+    OP_I32,
+    OP_I64,
+    OP_F64,
+    OP_STRING,
+    OP_ENUM,   /* a case of an enum: index into cases */
+    OP_TAG,    /* a union's tag: index of the case it names */
+    OP_RECORD, /* a record (or union), read in full */
+    OP_RAW,    /* the bytes of a value (a raw optic) */
+} op_kind;
+
+/* One value an optic read. Which member is meaningful follows the optic's
+ * kind: b; i (i32 and i64, widened); f; s (unescaped; points into the
+ * message or the arena); e (enum and tag case index); bytes (OP_RAW from a
+ * scanner); ptr (OP_RECORD from either reader, OP_RAW from the model: the
+ * decoded value, of the focus type's C struct). */
+typedef struct {
+    union {
+        bool b;
+        int64_t i;
+        double f;
+        js_str s;
+        int e;
+        struct {
+            const uint8_t *p;
+            size_t n;
+        } bytes;
+        const void *ptr;
+    };
+} op_value;
+
+/* A declared record or union: what a test needs to make, write and read one. */
+typedef struct {
+    const char *name;  /* as the schema spells it */
+    size_t size;       /* sizeof its C struct */
+    void (*random)(rg_rng *rg, ar_arena *a, int size, void *out);
+    uint8_t *(*encode)(uint8_t *w, uint8_t *wend, const void *v);
+    /* Decodes one whole JSON text of this type (trailing whitespace only). */
+    tr_error (*decode)(const uint8_t *p, size_t n, ar_arena *a, void *out);
+} op_type;
+
+typedef struct {
+    const char *name;        /* the optic's name */
+    const char *path;        /* its path as a comment would name it: "Detail.Incident.severity" */
+    op_kind kind;
+    const char *focus;       /* the focus type as the schema spells it ("i64", "Severity", "Votes") */
+    const js_str *cases;     /* OP_ENUM, OP_TAG: case names in schema order; else NULL */
+    int ncases;
+    int source;              /* index into op_schema.types of the type the optic starts at */
+    /* -1 when the optic starts at the root (it reads a whole message); else
+     * the index of a raw optic starting at the root whose focus is this
+     * optic's source (scan that, then this), or -1 with source_is_root false
+     * when the schema declares none (such an optic is read from values of
+     * its source type only). */
+    int base;
+    bool source_is_root;
+    size_t rec_size;         /* OP_RECORD: bytes of scratch scan fills; else 0 */
+    /* The bytes scanner, over the bytes of one value of the source type:
+     * true with *out set on a hit, false on a miss. */
+    bool (*scan)(const uint8_t *p, size_t n, op_value *out, void *scratch, ar_arena *a);
+    /* The model getter, over a decoded value of the source type. */
+    bool (*get)(const void *source, op_value *out);
+    /* OP_RECORD, OP_RAW: writes a focus value (ptr) as JSON, as the encoder
+     * does inside a message; NULL for the other kinds. */
+    uint8_t *(*encode)(uint8_t *w, uint8_t *wend, const void *v);
+} op_optic;
+
+typedef struct {
+    const char *schema;      /* the schema file the tables were generated from */
+    int root;                /* index into types */
+    const op_type *types;
+    int ntypes;
+    const op_optic *optics;
+    int noptics;
+    /* The root encoded with one field moved to the front (-1: none). */
+    uint8_t *(*encode_first)(uint8_t *w, uint8_t *wend, const void *v, int first);
+    tr_error (*validate)(const uint8_t *p, size_t n, ar_arena *a);
+    /* The optic whose cases name a message's kind (the tally's rows): the
+     * first OP_TAG optic that a message can be read through (it starts at
+     * the root, or has a base); -1 when there is none. */
+    int kind;
+    /* The root field a "first" layout moves to the front: the field the
+     * kind's base optic reads (-1: none). */
+    int first_field;
+} op_schema;
+
+#endif
