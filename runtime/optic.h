@@ -66,6 +66,19 @@ typedef struct {
     tr_error (*decode)(const uint8_t *p, size_t n, ar_arena *a, void *out);
 } op_type;
 
+/* A field of a record an optic focuses, for a rule's `.field` steps. */
+typedef struct op_field {
+    const char *name;
+    op_kind kind;            /* never OP_RAW */
+    const char *focus;       /* its type as the schema spells it */
+    const js_str *cases;     /* OP_ENUM, OP_TAG: case names; else NULL */
+    int ncases;
+    /* From the record's C struct: false on a miss (an absent optional). */
+    bool (*get)(const void *record, op_value *out);
+    const struct op_field *fields; /* OP_RECORD: its own fields; else NULL */
+    int nfields;
+} op_field;
+
 typedef struct {
     const char *name;        /* the optic's name */
     const char *path;        /* its path as a comment would name it: "Detail.Incident.severity" */
@@ -90,6 +103,10 @@ typedef struct {
     /* OP_RECORD, OP_RAW: writes a focus value (ptr) as JSON, as the encoder
      * does inside a message; NULL for the other kinds. */
     uint8_t *(*encode)(uint8_t *w, uint8_t *wend, const void *v);
+    /* OP_RECORD: the record's fields (scalars, enums, nested records; lists
+     * and maps are left out); else NULL, 0. */
+    const op_field *fields;
+    int nfields;
 } op_optic;
 
 typedef struct {
@@ -110,5 +127,24 @@ typedef struct {
      * kind's base optic reads (-1: none). */
     int first_field;
 } op_schema;
+
+/* Whether optic i can be read from a whole message (it starts at the root,
+ * or through its base). */
+bool op_from_message(const op_schema *s, int i);
+
+/* Optic i read from a whole message's bytes: through its base when it has
+ * one (the base's view, then the optic). false on a miss, or when the optic
+ * cannot be read from a message. */
+bool op_scan_message(const op_schema *s, int i, const uint8_t *p, size_t n, op_value *out,
+                     void *scratch, ar_arena *a);
+
+/* Optic i read from a decoded root (of the root type's C struct). */
+bool op_get_message(const op_schema *s, int i, const void *root, op_value *out);
+
+/* The optic named name (n bytes), or -1. */
+int op_find(const op_schema *s, const char *name, size_t n);
+
+/* The type named name, or -1. */
+int op_find_type(const op_schema *s, const char *name);
 
 #endif

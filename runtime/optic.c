@@ -1,0 +1,54 @@
+/* optic.c: reading a schema's optics from whole messages, through the
+ * tables the generator fills (optic.h). */
+#include "optic.h"
+
+#include <string.h>
+
+bool op_from_message(const op_schema *s, int i)
+{
+    const op_optic *o = &s->optics[i];
+    return o->source_is_root || o->base >= 0;
+}
+
+bool op_scan_message(const op_schema *s, int i, const uint8_t *p, size_t n, op_value *out,
+                     void *scratch, ar_arena *a)
+{
+    const op_optic *o = &s->optics[i];
+    if (o->source_is_root)
+        return o->scan(p, n, out, scratch, a);
+    if (o->base < 0)
+        return false;
+    op_value v;
+    if (!s->optics[o->base].scan(p, n, &v, NULL, a))
+        return false;
+    return o->scan(v.bytes.p, v.bytes.n, out, scratch, a);
+}
+
+bool op_get_message(const op_schema *s, int i, const void *root, op_value *out)
+{
+    const op_optic *o = &s->optics[i];
+    if (o->source_is_root)
+        return o->get(root, out);
+    if (o->base < 0)
+        return false;
+    op_value v;
+    if (!s->optics[o->base].get(root, &v))
+        return false;
+    return o->get(v.ptr, out);
+}
+
+int op_find(const op_schema *s, const char *name, size_t n)
+{
+    for (int i = 0; i < s->noptics; i++)
+        if (strlen(s->optics[i].name) == n && memcmp(s->optics[i].name, name, n) == 0)
+            return i;
+    return -1;
+}
+
+int op_find_type(const op_schema *s, const char *name)
+{
+    for (int i = 0; i < s->ntypes; i++)
+        if (strcmp(s->types[i].name, name) == 0)
+            return i;
+    return -1;
+}
