@@ -80,7 +80,18 @@ const uint8_t *rd_find_tag(js_ctx *c, const uint8_t *p, const uint8_t *end, cons
 
 /* The index of the first entry whose key (a js_str at the start of each
  * stride-byte entry) repeats an earlier one, or -1 when keys are unique,
- * -2 when the arena has no room for the hash table. Linear time. */
+ * -2 when the arena has no room for the hash table. Up to 16 keys compares
+ * every pair; more go through a hash table (2n..4n slots, linear probing)
+ * keyed with rd_key_hash, so expected linear time whatever keys the input
+ * chose: it cannot aim at the table's buckets without the process's key. */
 long rd_dup_key(ar_arena *a, const void *entries, size_t stride, size_t n);
+
+/* The hash for every table whose keys come from the input: SipHash-1-3 under
+ * a 128-bit key drawn once per process with getrandom (another process's
+ * hashes differ). */
+uint64_t rd_key_hash(const void *s, size_t n);
+
+/* SipHash-1-3 under an explicit key (k0, k1): the reference vectors' test. */
+uint64_t rd_siphash13(uint64_t k0, uint64_t k1, const void *s, size_t n);
 
 #endif
