@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define JSMN_STATIC
 #define JSMN_STRICT
@@ -94,11 +95,21 @@ static void where(const char *text, int off, int *line, int *col)
         return false;                                                                     \
     } while (0)
 
-static bool tok_is(const char *text, const jsmntok_t *t, const char *s)
+/* A string token's bytes unescaped into buf (when it has escapes and its raw
+ * form fits: every escape decodes to fewer bytes than it takes, so the result
+ * fits too), else its raw bytes; the text was validated, so escapes are well
+ * formed. A raw form over cap bytes with escapes names nothing we know: the
+ * longest name is far shorter than cap / 6. */
+static const char *unescaped(const char *text, const jsmntok_t *t, char *buf, size_t cap,
+                             size_t *n)
 {
-    size_t n = strlen(s);
-    return t->type == JSMN_STRING && (size_t)(t->end - t->start) == n &&
-           memcmp(text + t->start, s, n) == 0;
+    const char *s = text + t->start;
+    size_t raw = (size_t)(t->end - t->start);
+    *n = raw;
+    if (memchr(s, '\\', raw) == NULL || raw > cap)
+        return s;
+    *n = js_unescape((const uint8_t *)s, raw, (uint8_t *)buf);
+    return buf;
 }
 
 bool po_parse(const char *text, size_t n, const char *name, const po_schema *s, po_policy *out,
@@ -152,9 +163,13 @@ bool po_parse(const char *text, size_t n, const char *name, const po_schema *s, 
             return false;
         }
         const jsmntok_t *k = &toks[i];
+        /* keys compare unescaped, as names do ("\u0075rgent" is urgent) */
+        char key_buf[64];
+        size_t kn;
+        const char *key = unescaped(text, k, key_buf, sizeof key_buf, &kn);
         int which = -1;
         for (int j = 0; j < 5; j++)
-            if (tok_is(text, k, keys[j]))
+            if (kn == strlen(keys[j]) && memcmp(key, keys[j], kn) == 0)
                 which = j;
         if (which < 0)
             FAIL_AT(k, "unknown key '%.*s' (known: urgent, tiers, modules, plans, minVotes)",
@@ -176,6 +191,10 @@ bool po_parse(const char *text, size_t n, const char *name, const po_schema *s, 
             long long mv = strtoll(num, &e, 10);
             if (*e != '\0' || errno != 0)
                 FAIL_AT(v, "'minVotes' must be an integer, not '%s'", num);
+            /* a vote count is an i32 of at least 0: outside that range no
+             * Request could meet it, or every one would */
+            if (mv < 0 || mv > INT32_MAX)
+                FAIL_AT(v, "'minVotes' must be from 0 to %ld, not %s", (long)INT32_MAX, num);
             out->min_votes = mv;
             i += 2;
             continue;
@@ -192,13 +211,8 @@ bool po_parse(const char *text, size_t n, const char *name, const po_schema *s, 
             /* names are compared unescaped ("Sev\u0031" is Sev1); the text
              * was validated above, so the escapes are well formed */
             char name_buf[64];
-            size_t raw = (size_t)(t->end - t->start);
-            const char *nm = text + t->start;
-            size_t nn = raw;
-            if (memchr(nm, '\\', raw) != NULL && raw <= sizeof name_buf) {
-                nn = js_unescape((const uint8_t *)nm, raw, (uint8_t *)name_buf);
-                nm = name_buf;
-            }
+            size_t nn;
+            const char *nm = unescaped(text, t, name_buf, sizeof name_buf, &nn);
             int c = find(enums[which], nm, nn);
             if (c < 0 || c >= 64)
                 FAIL_AT(t, "'%s': unknown name '%.*s'", keys[which], t->end - t->start,
@@ -218,13 +232,20 @@ bool po_load(const char *path, const po_schema *s, po_policy *out, char *err, si
         snprintf(err, errlen, "%s: cannot read: %s", path, strerror(errno));
         return false;
     }
+    /* fopen takes a directory; reading it then fails with EISDIR */
+    struct stat st;
+    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+        fclose(f);
+        snprintf(err, errlen, "%s: cannot read: is a directory", path);
+        return false;
+    }
     char buf[16384];
     size_t n = fread(buf, 1, sizeof buf, f);
     bool too_big = n == sizeof buf && fgetc(f) != EOF;
-    bool failed = ferror(f);
+    int failed = ferror(f) ? errno : 0;
     fclose(f);
     if (failed) {
-        snprintf(err, errlen, "%s: cannot read", path);
+        snprintf(err, errlen, "%s: cannot read: %s", path, strerror(failed));
         return false;
     }
     if (too_big) {
