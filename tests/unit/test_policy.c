@@ -123,26 +123,40 @@ START_TEST(file_values)
     char err[256];
     ck_assert(parse("{\"urgent\":[\"Sev\\u0031\"]}", &p, err, sizeof err));
     ck_assert_uint_eq(p.urgent, 1u << TR_SEVERITY_SEV1);
-    ck_assert(parse("{\"urgent\":[\"Sev4\"],\"tiers\":[],\"modules\":[\"Ui\",\"Auth\"],\"minVotes\":-3}", &p,
-                    err, sizeof err));
+    ck_assert_msg(parse("{\"urgent\":[\"Sev4\"],\"tiers\":[],\"modules\":[\"Ui\",\"Auth\"],\"minVotes\":0}",
+                        &p, err, sizeof err),
+                  "%s", err);
     ck_assert_uint_eq(p.urgent, 1u << TR_SEVERITY_SEV4);
     ck_assert_uint_eq(p.tiers, 0);
     ck_assert_uint_eq(p.modules, (1u << TR_MODULE_UI) | (1u << TR_MODULE_AUTH));
-    ck_assert_int_eq(p.min_votes, -3);
+    ck_assert_int_eq(p.min_votes, 0);
+    ck_assert_msg(parse("{\"minVotes\":2147483647}", &p, err, sizeof err), "%s", err);
+    ck_assert_int_eq(p.min_votes, 2147483647);
 }
 END_TEST
 
 /* Each bad file: the message names the file, and what is wrong. */
 START_TEST(file_errors)
 {
+    /* a severity name the schema lacks: Sev5, or the first SevN after it
+     * that is no case */
+    int k = 5;
+    char name[32], text[64], want[96];
+    do
+        snprintf(name, sizeof name, "Sev%d", k++);
+    while (tr_Severity_from(name, strlen(name)) >= 0);
+    snprintf(text, sizeof text, "{\"urgent\":[\"%s\"]}", name);
+    snprintf(want, sizeof want, "p.json:1:12: 'urgent': unknown name '%s'", name);
     static const struct {
         const char *text, *want;
     } cases[] = {
-        {"{\"urgent\":[\"Sev5\"]}", "p.json:1:12: 'urgent': unknown name 'Sev5'"},
+        {NULL, NULL}, /* text, want */
         {"{\"urgent\":[\"sev1\"]}", "unknown name 'sev1'"},
         {"{\"tiers\":[\"Critical\"],\n \"colour\":1}", "p.json:2:2: unknown key 'colour'"},
         {"{\"minVotes\":\"130\"}", "'minVotes' must be an integer"},
         {"{\"minVotes\":1.5}", "'minVotes' must be an integer"},
+        {"{\"minVotes\":-3}", "'minVotes' must be from 0 to 2147483647, not -3"},
+        {"{\"minVotes\":2147483648}", "'minVotes' must be from 0 to 2147483647, not 2147483648"},
         {"{\"plans\":\"Business\"}", "'plans' must be an array of names"},
         {"{\"plans\":[1]}", "'plans' holds names in quotes"},
         {"{\"plans\":[],\"plans\":[]}", "key 'plans' appears twice"},
@@ -159,11 +173,11 @@ START_TEST(file_errors)
         {"{\"minVotes\":0130}", "not valid JSON"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *t = i == 0 ? text : cases[i].text, *w = i == 0 ? want : cases[i].want;
         po_policy p;
         char err[256] = "";
-        ck_assert_msg(!parse(cases[i].text, &p, err, sizeof err), "accepted: %s", cases[i].text);
-        ck_assert_msg(strstr(err, cases[i].want) != NULL, "%s: got '%s', want '%s'", cases[i].text,
-                      err, cases[i].want);
+        ck_assert_msg(!parse(t, &p, err, sizeof err), "accepted: %s", t);
+        ck_assert_msg(strstr(err, w) != NULL, "%s: got '%s', want '%s'", t, err, w);
     }
 }
 END_TEST
