@@ -169,6 +169,7 @@ static size_t match_close(const buf *b, size_t open)
 static uint8_t *armem, *genmem;
 static ar_arena ar, gen_ar;
 static uint8_t *enc1, *enc2, *enc3; /* ISS_MAX_MESSAGE bytes each */
+static uint8_t *same_a, *same_b; /* the same, for same_issue */
 static uint8_t *guard_map, *guard_end; /* guard_end: the first unmapped byte */
 static size_t guard_map_len;
 
@@ -181,7 +182,9 @@ static void setup(void)
     enc1 = malloc(ISS_MAX_MESSAGE);
     enc2 = malloc(ISS_MAX_MESSAGE);
     enc3 = malloc(ISS_MAX_MESSAGE);
-    REQUIRE(armem && genmem && enc1 && enc2 && enc3);
+    same_a = malloc(ISS_MAX_MESSAGE);
+    same_b = malloc(ISS_MAX_MESSAGE);
+    REQUIRE(armem && genmem && enc1 && enc2 && enc3 && same_a && same_b);
     ar_init(&ar, armem, ARENA_CAP);
     ar_init(&gen_ar, genmem, GEN_CAP);
     guard_map_len = GUARD_ROOM + page();
@@ -201,6 +204,8 @@ static void teardown(void)
     free(enc1);
     free(enc2);
     free(enc3);
+    free(same_a);
+    free(same_b);
     munmap(guard_map, guard_map_len);
 }
 
@@ -342,6 +347,8 @@ static void base_issue(tr_Issue *v, tr_Detail_kind kind)
         v->detail.u.Request = (tr_Detail_Request){
             S("prod1"), {200}, S("Q1"), {S("cust"), {TR_PLAN_BUSINESS, 5, 9000}}};
         break;
+    default: /* a case the schema has besides the demo's: its zero value */
+        break;
     }
     v->tags = (tr_map_string){b_tags, 2};
     v->checklist = (tr_list_CheckItem){b_check, 1};
@@ -356,174 +363,28 @@ static buf *base_msg(tr_Detail_kind kind, bool detail_first)
     return bdup(enc1, n);
 }
 
-/* ---- comparing issues field by field ---- */
+/* ---- comparing issues: the encoder writes every field of every type the
+ * schema declares (in declared order, f64 as the shortest form that reads
+ * back to the same double), so two issues are equal exactly when their
+ * encodings are; no field is named here. ---- */
 
 static bool str_eq(js_str a, js_str b)
 {
     return a.n == b.n && (a.n == 0 || memcmp(a.p, b.p, a.n) == 0);
 }
 
-static bool f64_eq(double a, double b) { return memcmp(&a, &b, sizeof a) == 0; }
-
-#define EQS(f) REQUIREF(str_eq(a->f, b->f), "%s differs", #f)
-#define EQ(f) REQUIREF(a->f == b->f, "%s differs", #f)
-#define EQD(f) REQUIREF(f64_eq(a->f, b->f), "%s differs", #f)
-
-static void same_org(const tr_Org *a, const tr_Org *b)
-{
-    EQS(name);
-    EQS(country);
-}
-
-static void same_team(const tr_Team *a, const tr_Team *b)
-{
-    EQS(name);
-    same_org(&a->org, &b->org);
-}
-
-static void same_person(const tr_Person *a, const tr_Person *b)
-{
-    EQS(name);
-    EQS(email);
-    same_team(&a->team, &b->team);
-}
-
-static void same_strings(const tr_list_string *a, const tr_list_string *b)
-{
-    REQUIRE(a->count == b->count);
-    for (size_t i = 0; i < a->count; i++)
-        REQUIRE(str_eq(a->items[i], b->items[i]));
-}
-
-static void same_detail(const tr_Detail *a, const tr_Detail *b)
-{
-    EQ(kind);
-    switch (a->kind) {
-    case TR_DETAIL_BUG: {
-        const tr_Detail_Bug *x = &a->u.Bug, *y = &b->u.Bug;
-        REQUIRE(str_eq(x->component, y->component) && str_eq(x->build, y->build));
-        REQUIRE(x->reproducible == y->reproducible);
-        REQUIRE(str_eq(x->trace.exception, y->trace.exception));
-        REQUIRE(str_eq(x->trace.message, y->trace.message));
-        REQUIRE(x->trace.frames.count == y->trace.frames.count);
-        for (size_t i = 0; i < x->trace.frames.count; i++) {
-            const tr_Frame *f = &x->trace.frames.items[i], *g = &y->trace.frames.items[i];
-            REQUIRE(f->module == g->module && f->line == g->line);
-            REQUIRE(str_eq(f->function, g->function) && str_eq(f->file, g->file));
-        }
-        break;
-    }
-    case TR_DETAIL_INCIDENT: {
-        const tr_Detail_Incident *x = &a->u.Incident, *y = &b->u.Incident;
-        REQUIRE(x->severity == y->severity && x->startedAt == y->startedAt);
-        REQUIRE(x->mitigated == y->mitigated && x->impact.users == y->impact.users);
-        REQUIRE(f64_eq(x->impact.errorRate, y->impact.errorRate));
-        REQUIRE(str_eq(x->impact.service.name, y->impact.service.name));
-        REQUIRE(x->impact.service.tier == y->impact.service.tier);
-        REQUIRE(str_eq(x->impact.service.region, y->impact.service.region));
-        break;
-    }
-    case TR_DETAIL_REQUEST: {
-        const tr_Detail_Request *x = &a->u.Request, *y = &b->u.Request;
-        REQUIRE(str_eq(x->product, y->product) && str_eq(x->quarter, y->quarter));
-        REQUIRE(x->votes.count == y->votes.count);
-        REQUIRE(str_eq(x->requester.name, y->requester.name));
-        REQUIRE(x->requester.contract.plan == y->requester.contract.plan);
-        REQUIRE(x->requester.contract.seats == y->requester.contract.seats);
-        REQUIRE(x->requester.contract.renewsAt == y->requester.contract.renewsAt);
-        break;
-    }
-    default:
-        ck_abort_msg("bad detail kind %d", (int)a->kind);
-    }
-}
-
 static void same_issue(const tr_Issue *a, const tr_Issue *b)
 {
-    EQ(id);
-    EQS(key);
-    EQS(title);
-    EQS(description);
-    same_person(&a->reporter, &b->reporter);
-    same_person(&a->assignee, &b->assignee);
-    EQ(status);
-    EQ(priority);
-    EQ(has_resolution);
-    if (a->has_resolution)
-        EQ(resolution);
-    EQS(project);
-    EQS(component);
-    same_strings(&a->labels, &b->labels);
-    EQ(watchers.count);
-    for (size_t i = 0; i < a->watchers.count; i++)
-        same_person(&a->watchers.items[i], &b->watchers.items[i]);
-    EQ(createdAt);
-    EQ(updatedAt);
-    EQ(has_dueAt);
-    if (a->has_dueAt)
-        EQ(dueAt);
-    EQ(has_resolvedAt);
-    if (a->has_resolvedAt)
-        EQ(resolvedAt);
-    EQD(estimateHours);
-    EQD(spentHours);
-    EQD(remainingHours);
-    EQ(storyPoints);
-    EQS(sprint);
-    EQS(epic);
-    EQ(has_parentId);
-    if (a->has_parentId)
-        EQ(parentId);
-    EQ(subtaskIds.count);
-    for (size_t i = 0; i < a->subtaskIds.count; i++)
-        REQUIRE(a->subtaskIds.items[i] == b->subtaskIds.items[i]);
-    same_strings(&a->linkedKeys, &b->linkedKeys);
-    EQS(environment);
-    EQS(os);
-    EQS(browser);
-    EQS(appVersion);
-    EQS(fixVersion);
-    same_strings(&a->affectedVersions, &b->affectedVersions);
-    EQD(severityScore);
-    EQD(impactScore);
-    EQD(confidence);
-    EQ(customerVisible);
-    EQ(security);
-    EQ(regression);
-    EQ(flaky);
-    EQ(escalated);
-    EQ(slaBreached);
-    EQ(slaMinutes);
-    EQ(reopenCount);
-    EQ(commentCount);
-    EQ(attachmentCount);
-    EQ(viewCount);
-    same_person(&a->lastCommenter, &b->lastCommenter);
-    EQS(lastComment);
-    EQ(source);
-    EQS(channel);
-    EQS(locale);
-    EQS(timezone);
-    EQS(region);
-    same_team(&a->team, &b->team);
-    EQS(costCenter);
-    EQD(budget);
-    EQS(currency);
-    EQD(score);
-    EQ(rank);
-    EQS(checksum);
-    same_detail(&a->detail, &b->detail);
-    EQ(tags.count);
-    for (size_t i = 0; i < a->tags.count; i++) {
-        REQUIRE(str_eq(a->tags.items[i].key, b->tags.items[i].key));
-        REQUIRE(str_eq(a->tags.items[i].value, b->tags.items[i].value));
-    }
-    EQ(checklist.count);
-    for (size_t i = 0; i < a->checklist.count; i++) {
-        REQUIRE(str_eq(a->checklist.items[i].text, b->checklist.items[i].text));
-        REQUIRE(a->checklist.items[i].done == b->checklist.items[i].done);
-    }
-    EQ(revision);
+    uint8_t *wa = tr_encode_Issue(same_a, same_a + ISS_MAX_MESSAGE, a);
+    uint8_t *wb = tr_encode_Issue(same_b, same_b + ISS_MAX_MESSAGE, b);
+    REQUIRE(wa != NULL && wb != NULL);
+    size_t na = (size_t)(wa - same_a), nb = (size_t)(wb - same_b), i = 0;
+    while (i < na && i < nb && same_a[i] == same_b[i])
+        i++;
+    size_t from = i > 40 ? i - 40 : 0;
+    REQUIREF(na == nb && i == na, "issues differ at byte %zu (%zu and %zu bytes): ...%.*s| vs ...%.*s|",
+             i, na, nb, (int)(i - from + (i < na ? 1 : 0)), (const char *)same_a + from,
+             (int)(i - from + (i < nb ? 1 : 0)), (const char *)same_b + from);
 }
 
 /* ---- accept and reject ---- */
@@ -850,6 +711,30 @@ static buf *rewrite(const buf *m, rw_opts o)
     return r;
 }
 
+/* The offset of the key of the last member of m's root object (m as the
+ * encoder writes it: no whitespace). */
+static size_t last_key(const buf *m)
+{
+    size_t last = 1;
+    int depth = 0;
+    for (size_t i = 0; i < m->n; i++) {
+        uint8_t c = m->p[i];
+        if (c == '"') {
+            for (i++; m->p[i] != '"'; i++)
+                if (m->p[i] == '\\')
+                    i++;
+        } else if (c == '{' || c == '[') {
+            depth++;
+        } else if (c == '}' || c == ']') {
+            depth--;
+        } else if (c == ',' && depth == 1) {
+            last = i + 1;
+        }
+    }
+    REQUIRE(m->p[last] == '"');
+    return last;
+}
+
 /* ================================================================ */
 /* round trips */
 
@@ -912,8 +797,9 @@ START_TEST(round_trip_covers_the_cases)
         size_t n = enc(v, enc1);
         esc += memchr(enc1, '\\', n) != NULL;
     }
+    /* the generator picks a case uniformly: each gets well over half its share */
     for (int k = 0; k < TR_DETAIL_COUNT; k++)
-        ck_assert_int_gt(kinds[k], 50);
+        ck_assert_int_gt(kinds[k], 300 / TR_DETAIL_COUNT / 2);
     ck_assert_int_gt(res[0], 50);
     ck_assert_int_gt(res[1], 50);
     ck_assert_int_gt(due[0], 50);
@@ -953,7 +839,10 @@ START_TEST(accept_fields_in_reverse_order)
         buf *m = base_msg((tr_Detail_kind)k, false);
         buf *r = rewrite(m, (rw_opts){.reverse = true});
         /* the root now starts with its last field, the detail ends with its tag */
-        REQUIRE(memcmp(r->p, "{\"revision\":7,", 14) == 0);
+        size_t last = last_key(m);
+        size_t keylen = (size_t)(strchr((const char *)m->p + last + 1, '"') + 1 - ((const char *)m->p + last));
+        REQUIRE(r->p[0] == '{' && memcmp(r->p + 1, m->p + last, keylen) == 0);
+        REQUIRE(last > 1 && memcmp(r->p + 1, m->p + 1, keylen) != 0);
         size_t d = AT(r, "\"detail\":{") + 9;
         size_t close = match_close(r, d);
         char tail[32];
