@@ -20,7 +20,8 @@ static void help(FILE *f)
             "  --level json    the message is one well-formed JSON text (RFC 8259,\n"
             "                  UTF-8 included)\n"
             "  --level schema  it also decodes as an Issue under MODEL.md's rules (default)\n"
-            "Exit status: 0 when the input ends on a frame boundary, 2 on a framing error.\n");
+            "Exit status: 0 when the input ends on a frame boundary, 2 on a framing error,\n"
+            "1 when stdout cannot be written (named on stderr).\n");
 }
 
 int cmd_check(int argc, char **argv)
@@ -69,8 +70,10 @@ int cmd_check(int argc, char **argv)
                    e.what);
         else
             printf("bad %zu %s (%s)\n", e.offset, tr_error_text(e.code), tr_error_name(e.code));
+        if (out_failed())
+            break; /* the lines are lost: stop, and say so below */
     }
-    fflush(stdout);
+    int wrc = out_close("check");
     int rc = 0;
     if (r < 0) {
         src_report(&src, "check");
@@ -78,5 +81,5 @@ int cmd_check(int argc, char **argv)
     }
     src_close(&src);
     vf_free(vc);
-    return rc;
+    return rc != 0 ? rc : wrc;
 }

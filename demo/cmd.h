@@ -30,4 +30,18 @@ bool opt_ratio(const char *cmd, const char *v, double *ratio);              /* [
 bool opt_verify(const char *cmd, const char *v, vf_level *level);           /* off|json|schema */
 bool opt_layout(const char *cmd, const char *v, bool *first);               /* late|first */
 
+/* Parses a count that must be at least 1 (opt_u64, then 0 is an error
+ * naming the option). */
+bool opt_count(const char *cmd, const char *opt, const char *val, uint64_t max, uint64_t *out);
+
+/* Results on stdout are never lost silently (issue 16). out_failed: true
+ * once a write to stdout has failed (ferror), remembering the first
+ * failure's errno; call it right after writing, so that errno is the
+ * write's. out_close: flushes and closes stdout; 0, or 1 after printing
+ * "triage-demo CMD: cannot write stdout: REASON" on stderr when any write
+ * to it failed. Every command that writes results ends with it. */
+bool out_failed(void);
+bool out_flush_failed(void); /* fflush(stdout), then out_failed */
+int out_close(const char *cmd);
+
 #endif

@@ -23,7 +23,8 @@ static void help(FILE *f)
             "  --layout first   the same issues with detail moved to the front\n"
             "  --compress gzip  gzip the messages (compressed flag 1; default identity)\n"
             "  --compress-ratio R  with gzip, compress only a share R in [0, 1] of them\n"
-            "                   (default 1), chosen by (seed, message number)\n");
+            "                   (default 1), chosen by (seed, message number)\n"
+            "Exit status: 0, or 1 when stdout cannot be written (named on stderr).\n");
 }
 
 int cmd_gen(int argc, char **argv)
@@ -81,15 +82,11 @@ int cmd_gen(int argc, char **argv)
             break;
         }
         if (fwrite(frame, 1, n, stdout) != n) {
-            perror("triage-demo gen: write");
-            rc = 1;
+            out_failed(); /* out_close says what */
             break;
         }
     }
-    if (fflush(stdout) != 0 && rc == 0) {
-        perror("triage-demo gen: write");
-        rc = 1;
-    }
     iss_gen_free(g);
-    return rc;
+    int wrc = out_close("gen");
+    return rc != 0 ? rc : wrc;
 }

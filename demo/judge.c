@@ -33,7 +33,8 @@ static void help(FILE *f)
             "  --grpc-encoding gzip      compressed frames are gzip: inflated, then judged\n"
             "Exit status: 0 when the input ends on a frame boundary; 2 on a framing\n"
             "error or a gzip message that does not inflate (corrupt, CRC, over 4 MiB),\n"
-            "after the lines of every whole message before it, or a bad policy.\n");
+            "after the lines of every whole message before it, or a bad policy; 1\n"
+            "when stdout cannot be written (named on stderr).\n");
 }
 
 int cmd_judge(int argc, char **argv)
@@ -132,11 +133,13 @@ int cmd_judge(int argc, char **argv)
         }
         const char *name = kind >= 0 ? tr_Detail_names[kind].p : "none";
         printf("%s %s\n", name, keep ? "keep" : "drop");
+        if (out_failed())
+            break; /* the verdicts are lost: stop, and say so below */
         int row = kind >= 0 ? kind : TR_DETAIL_COUNT;
         seen[row]++;
         kept[row] += keep;
     }
-    fflush(stdout);
+    int wrc = out_close("judge");
     int rc = 0;
     if (inflate_err.code != TR_E_OK) {
         fprintf(stderr, "triage-demo judge: %s (%s) at byte %zu, in the message at byte %zu\n",
@@ -157,5 +160,5 @@ int cmd_judge(int argc, char **argv)
     vf_free(vc);
     gz_inflater_destroy(&gz);
     src_close(&src);
-    return rc;
+    return rc != 0 ? rc : wrc;
 }
