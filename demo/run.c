@@ -3,10 +3,12 @@
  *
  * Each service is this program again (fork, exec /proc/self/exe), as in a
  * deployment: three processes and two TCP connections. The upstream
- * generates the N messages once, before it listens, and serves one
- * connection per reader in turn; each reader gets a fresh downstream and
- * filter. The filter's and the downstream's figures come back as JSON lines
- * on their stdout. An untimed warm-up session with fewer messages goes
+ * generates a pool of messages once (4096 by default), before it listens,
+ * and serves one connection per reader in turn, cycling through the pool
+ * for N messages, so its memory does not grow with N; each reader gets a
+ * fresh downstream and filter. The three services' figures come back as
+ * JSON lines on their stdout (the upstream's after each connection, with
+ * its max RSS). An untimed warm-up session with fewer messages goes
  * first. */
 #include <errno.h>
 #include <fcntl.h>
@@ -123,6 +125,33 @@ static bool read_listening(child *c, const char *what, char *addr, size_t cap)
     return true;
 }
 
+/* One line of the child's stdout into buf (NUL-terminated, without the
+ * newline, truncated to fit); false when none came within timeout_ms. */
+static bool read_line(child *c, char *buf, size_t cap, int timeout_ms)
+{
+    size_t n = 0;
+    for (;;) {
+        struct pollfd p = {.fd = c->out, .events = POLLIN};
+        int r = poll(&p, 1, timeout_ms);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        char ch;
+        ssize_t got = read(c->out, &ch, 1);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0 || ch == '\n') {
+            buf[n] = '\0';
+            return got > 0;
+        }
+        if (n + 1 < cap)
+            buf[n++] = ch;
+    }
+    buf[n] = '\0';
+    return false;
+}
+
 /* Waits for the child; its exit status, or 128 + signal. */
 static int reap(child *c)
 {
@@ -220,6 +249,7 @@ static void jstr(const jdoc *d, int obj, const char *key, char *buf, size_t cap)
 
 typedef struct {
     const char *policy;
+    child *up;        /* the session's upstream, for its line after each run */
     uint64_t threads;
     bool json, progress;
     vf_level verify; /* the filter's */
@@ -237,6 +267,8 @@ typedef struct {
     uint64_t inflated, compressed_bytes, inflated_bytes, inflate_ns, inflate_failed;
     bool count_only;
     char ds_digest[32];
+    bool up_known; /* the upstream reported this connection */
+    uint64_t up_pool, up_pool_bytes, up_max_rss_kb;
     bool ok;
     char why[512];
 } result;
@@ -303,6 +335,20 @@ static bool read_downstream(result *r, const char *line)
     r->ds_kept = ju64(&d, 0, "kept_by_policy");
     jstr(&d, 0, "digest", r->ds_digest, sizeof r->ds_digest);
     return true;
+}
+
+/* The upstream's line for the connection just served (services.c). */
+static void read_upstream_line(result *r, child *up, int timeout_ms)
+{
+    static char line[1024];
+    static jdoc d;
+    if (!read_line(up, line, sizeof line, timeout_ms) || !jparse(&d, line) ||
+        jfind(&d, 0, "max_rss_kb") < 0)
+        return;
+    r->up_known = true;
+    r->up_pool = ju64(&d, 0, "pool");
+    r->up_pool_bytes = ju64(&d, 0, "pool_bytes");
+    r->up_max_rss_kb = ju64(&d, 0, "max_rss_kb");
 }
 
 static void one_run(result *r, pp_reader reader, const char *up, uint64_t count,
@@ -373,6 +419,9 @@ static void one_run(result *r, pp_reader reader, const char *up, uint64_t count,
     static char fout[8192], dout[8192];
     read_all(&flt, fout, sizeof fout, -1);
     int fst = reap(&flt);
+    /* The upstream has served the connection when the filter got to its
+     * end; a filter that failed may never have connected to it. */
+    read_upstream_line(r, o->up, fst == 0 ? 30000 : 0);
     /* A filter that failed may never have connected to the downstream. */
     bool ds_done = read_all(&ds, dout, sizeof dout, fst == 0 ? -1 : 5000);
     int dst = ds_done ? reap(&ds) : (stop(&ds), -1);
@@ -448,6 +497,11 @@ static void report_text(const result *r, const run_opts *o)
                "and the policy keeps %llu of them\n",
                (unsigned long long)r->ds_received, (unsigned long long)tl_kept(&r->t),
                (unsigned long long)r->ds_decoded, (unsigned long long)r->ds_kept);
+    if (r->up_known)
+        printf("  upstream: %llu distinct messages (%.1f MB of frames), cycled; its max RSS "
+               "%.1f MB, which does not grow with N\n",
+               (unsigned long long)r->up_pool, (double)r->up_pool_bytes / 1e6,
+               (double)r->up_max_rss_kb * 1024 / 1e6);
     if (!r->ok)
         printf("  CHECK FAILED: %s\n", r->why);
 }
@@ -465,7 +519,12 @@ static void report_json(const result *r, const run_opts *o)
                (unsigned long long)r->ds_kept);
     printf("\"digest\":");
     svc_json_string(stdout, r->ds_digest);
-    printf("},\"ring\":");
+    printf("},");
+    if (r->up_known)
+        printf("\"upstream\":{\"pool\":%llu,\"pool_bytes\":%llu,\"max_rss_kb\":%llu},",
+               (unsigned long long)r->up_pool, (unsigned long long)r->up_pool_bytes,
+               (unsigned long long)r->up_max_rss_kb);
+    printf("\"ring\":");
     svc_json_string(stdout, r->ring);
     if (o->gzip) {
         double ratio, ns;
@@ -491,7 +550,7 @@ static void report_json(const result *r, const run_opts *o)
 /* ---- a session: one upstream, one run per reader */
 
 typedef struct {
-    uint64_t seed, size;
+    uint64_t seed, size, pool;
     const char *layout;
     bool gzip;    /* the upstream compresses */
     double ratio; /* this share of the messages */
@@ -506,9 +565,10 @@ static void note(bool tty, const char *fmt, unsigned long long n)
 }
 
 static bool session(uint64_t count, const pp_reader *readers, int nreaders, const gen_opts *g,
-                    const run_opts *o, bool timed, result *res)
+                    const run_opts *opts, bool timed, result *res)
 {
-    char cnt[40], seed[40], size[40], conns[40], layout[40];
+    char cnt[40], seed[40], size[40], conns[40], layout[40], pool[40];
+    snprintf(pool, sizeof pool, "--pool=%llu", (unsigned long long)g->pool);
     snprintf(cnt, sizeof cnt, "--count=%llu", (unsigned long long)count);
     snprintf(seed, sizeof seed, "--seed=%llu", (unsigned long long)g->seed);
     snprintf(size, sizeof size, "--size=%llu", (unsigned long long)g->size);
@@ -517,11 +577,15 @@ static bool session(uint64_t count, const pp_reader *readers, int nreaders, cons
     char ratio[64];
     snprintf(ratio, sizeof ratio, "--compress-ratio=%.17g", g->ratio);
     char *uargv[] = {"triage-demo", "upstream", "--listen=127.0.0.1:0", cnt, seed, size, conns,
-                     layout, g->gzip ? "--compress=gzip" : NULL, ratio, NULL};
-    note(o->progress, timed ? "run: generating %llu messages" : "run: warm-up, %llu messages",
+                     layout, pool, g->gzip ? "--compress=gzip" : NULL, ratio, NULL};
+    note(opts->progress, timed ? "run: generating the upstream's messages, %llu to send"
+                               : "run: warm-up, %llu messages",
          (unsigned long long)count);
     child up;
     char up_addr[512];
+    run_opts o_ = *opts;
+    const run_opts *o = &o_;
+    o_.up = &up;
     if (!spawn(&up, uargv))
         return false;
     if (!read_listening(&up, "upstream", up_addr, sizeof up_addr)) {
@@ -539,7 +603,10 @@ static bool session(uint64_t count, const pp_reader *readers, int nreaders, cons
                 report_json(&res[i], o);
             else
                 report_text(&res[i], o);
-            fflush(stdout);
+            if (out_flush_failed()) {
+                ok = false; /* the report is lost: stop (out_close names it) */
+                break;
+            }
         }
         if (!res[i].ok) {
             fprintf(stderr, "triage-demo run: %s%s: %s\n", pp_reader_name(readers[i]),
@@ -566,7 +633,7 @@ static void run_help(FILE *f)
     fprintf(f,
             "usage: triage-demo run [N] [--reader optics|decode|none|all] [--json]\n"
             "                       [--size K] [--seed S] [--layout late|first]\n"
-            "                       [--policy FILE] [--warmup W] [--threads 1|2]\n"
+            "                       [--policy FILE] [--warmup W] [--threads 1|2] [--pool P]\n"
             "                       [--verify off|json|schema]\n"
             "                       [--compress identity|gzip] [--compress-ratio R]\n"
 
@@ -578,8 +645,13 @@ static void run_help(FILE *f)
             "N/10, at most 20000; 0: none). Checks that the downstream received exactly\n"
             "what the filter kept (count, bytes, digest), that it decodes them all and\n"
             "its policy keeps them all, and that optics and decode judged alike; exits 1\n"
-            "when a check fails.\n"
+            "when a check fails, 2 on bad options, and 1 when stdout cannot be\n"
+            "written (named on stderr).\n"
             "  --json     one JSON object per reader (CLI.md)\n"
+            "  --pool P   the upstream's distinct messages (default 4096; see upstream\n"
+            "             --help): N messages cycle through them, so the upstream's\n"
+            "             memory does not grow with N (the report gives its max RSS);\n"
+            "             0: all N distinct\n"
             "  --threads  the filter's (see filter --help)\n"
             "  --verify   the filter's optics verify level (see filter --help)\n"
             "  --compress gzip  the upstream gzips the messages (a share R with\n"
@@ -592,8 +664,8 @@ static void run_help(FILE *f)
 int cmd_run(int argc, char **argv)
 {
     uint64_t count = 200000, warmup = UINT64_MAX, threads = 1;
-    gen_opts g = {1, 7, "late", false, 1};
-    run_opts o = {NULL, 1, false, false, VF_OFF, false};
+    gen_opts g = {1, 7, 4096, "late", false, 1};
+    run_opts o = {NULL, NULL, 1, false, false, VF_OFF, false};
     bool ratio_set = false;
     const char *reader_s = "all";
     bool bad = false, have_n = false;
@@ -624,11 +696,13 @@ int cmd_run(int argc, char **argv)
         } else if (opt_match(argc, argv, &i, "--warmup", &v, &bad)) {
             bad = bad || !opt_u64("--warmup", v, UINT64_MAX, &warmup);
         } else if (opt_match(argc, argv, &i, "--threads", &v, &bad)) {
-            bad = bad || !opt_u64("--threads", v, 2, &threads);
+            bad = bad || !opt_count("run", "--threads", v, 2, &threads);
+        } else if (opt_match(argc, argv, &i, "--pool", &v, &bad)) {
+            bad = bad || !opt_u64("--pool", v, UINT64_MAX, &g.pool);
         } else if (strcmp(argv[i], "--json") == 0) {
             o.json = true;
-        } else if (argv[i][0] != '-' && !have_n) {
-            bad = !opt_u64("N", argv[i], UINT64_MAX, &count);
+        } else if ((argv[i][0] != '-' || (argv[i][1] >= '0' && argv[i][1] <= '9')) && !have_n) {
+            bad = !opt_count("run", "N", argv[i], UINT64_MAX, &count);
             have_n = true;
         } else {
             fprintf(stderr, "triage-demo run: unknown option '%s' (see --help)\n", argv[i]);
@@ -650,16 +724,10 @@ int cmd_run(int argc, char **argv)
         bad = true;
     }
     o.gzip = g.gzip;
-    if (threads == 0)
-        threads = 1;
     o.threads = threads;
     po_policy policy;
     if (bad || !svc_policy("run", o.policy, &policy))
         return 2;
-    if (count == 0) {
-        fprintf(stderr, "triage-demo run: N must be at least 1\n");
-        return 2;
-    }
     o.progress = isatty(STDERR_FILENO);
     if (warmup == UINT64_MAX) {
         warmup = count / 10;
@@ -671,7 +739,7 @@ int cmd_run(int argc, char **argv)
 
     result res[3];
     if (warmup > 0 && !session(warmup, readers, nreaders, &g, &o, false, res))
-        return 1;
+        return out_close("run"), 1;
     bool ok = session(count, readers, nreaders, &g, &o, true, res);
 
     /* The two readers must judge every message alike. */
@@ -699,5 +767,6 @@ int cmd_run(int argc, char **argv)
             printf(" %.2fx decode's", ro / ((double)dec->t.messages / dec->seconds));
         printf("; the downstream's counts and digests match the filter's\n");
     }
-    return ok ? 0 : 1;
+    int wrc = out_close("run");
+    return ok ? wrc : 1;
 }

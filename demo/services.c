@@ -3,6 +3,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -40,7 +41,11 @@ int svc_listen(const char *cmd, const char *hostport)
     }
     bool v6 = strchr(a.host, ':') != NULL;
     printf("listening %s%s%s:%u\n", v6 ? "[" : "", a.host, v6 ? "]" : "", (unsigned)port);
-    fflush(stdout);
+    if (out_flush_failed()) {
+        /* nobody can learn the port: give up now (out_close names it) */
+        close(fd);
+        return -1;
+    }
     return fd;
 }
 
@@ -82,36 +87,64 @@ static void upstream_help(FILE *f)
             "                            [--layout late|first] [--connections C]\n"
             "                            [--compress identity|gzip] [--compress-ratio R]\n"
             "\n"
-            "Generates N Issues as gRPC frames into memory, then listens, prints\n"
-            "'listening HOST:PORT' (the port bound: give port 0 for an ephemeral one)\n"
-            "and streams all N frames to each connection in turn, then closes it.\n"
+            "Generates a pool of Issues as gRPC frames into memory, then listens,\n"
+            "prints 'listening HOST:PORT' (the port bound: give port 0 for an\n"
+            "ephemeral one) and streams N frames to each connection in turn, cycling\n"
+            "through the pool, then closes it. After each connection it prints one\n"
+            "JSON line: {\"connection\":C,\"messages\":M,\"bytes\":B,\"pool\":P,\n"
+            "\"pool_bytes\":Q,\"max_rss_kb\":R,\"error\":null or \"...\"}.\n"
             "  --count N        messages (default 1000)\n"
+            "  --pool P         distinct messages generated (default 4096): message i\n"
+            "                   is issue i mod P of the run, so up to P messages are\n"
+            "                   the bytes of `gen --count N`, and memory does not grow\n"
+            "                   with N; 0: all N distinct (memory grows with N)\n"
             "  --seed S, --size K, --layout late|first   as for gen\n"
             "  --compress gzip  gzip the messages (compressed flag 1), before listening\n"
             "  --compress-ratio R  with gzip, compress only a share R in [0, 1] of them\n"
             "  --connections C  serve C connections, one after the other, then exit\n"
             "                   (default 1; 0: until killed)\n"
             "  --stop-after B   a faulty peer, for tests: close each connection after\n"
-            "                   B bytes, wherever that is\n");
+            "                   B bytes, wherever that is\n"
+            "Exit status: 0; 1 when a connection or stdout fails (named on stderr, a\n"
+            "connection's with the byte and the messages written before it); 2 on\n"
+            "bad options.\n");
 }
 
-/* All N frames back to back in one buffer (grown by doubling: generation
- * is not timed). Kept in user memory and written with writev: tried, a
- * memfd sent with sendfile saved the upstream little and cost the filter
- * more, its receive copy then reading pages no cache had seen. */
-static uint8_t *generate(uint64_t count, uint64_t seed, int size, bool first, double ratio,
-                         size_t *len)
+/* The pool: its frames back to back in one buffer (grown by doubling:
+ * generation is not timed), and where each ends. Kept in user memory and
+ * written with writev: tried, a memfd sent with sendfile saved the upstream
+ * little and cost the filter more, its receive copy then reading pages no
+ * cache had seen. A stream of N messages cycles through it, so memory is the
+ * pool's whatever N (issue 16: holding all of `run 200000` took 805 MB). */
+typedef struct {
+    uint8_t *buf;
+    size_t len;    /* bytes in buf */
+    size_t *ends;  /* ends[i]: the end of frame i in buf */
+    uint64_t n;    /* frames */
+} frame_pool;
+
+static void pool_free(frame_pool *p)
 {
+    free(p->buf);
+    free(p->ends);
+    memset(p, 0, sizeof *p);
+}
+
+static bool generate(frame_pool *p, uint64_t n, uint64_t seed, int size, bool first, double ratio)
+{
+    memset(p, 0, sizeof *p);
     iss_gen *g = iss_gen_new(size);
     if (g != NULL && ratio > 0 && !iss_gen_compress(g, ratio)) {
         iss_gen_free(g);
         g = NULL;
     }
-    size_t cap = 1 << 20, n = 0;
-    uint8_t *buf = malloc(cap);
-    if (g == NULL || buf == NULL)
+    size_t cap = 1 << 20;
+    p->buf = malloc(cap);
+    p->ends = n <= SIZE_MAX / sizeof *p->ends ? malloc((size_t)(n > 0 ? n : 1) * sizeof *p->ends)
+                                               : NULL;
+    if (g == NULL || p->buf == NULL || p->ends == NULL)
         goto oom;
-    for (uint64_t i = 0; i < count; i++) {
+    for (uint64_t i = 0; i < n; i++) {
         size_t fn;
         const uint8_t *f = iss_gen_frame(g, seed, i, first, &fn);
         if (f == NULL) {
@@ -119,32 +152,85 @@ static uint8_t *generate(uint64_t count, uint64_t seed, int size, bool first, do
                     (unsigned long long)i);
             goto fail;
         }
-        if (cap - n < fn) {
-            while (cap - n < fn)
+        if (cap - p->len < fn) {
+            while (cap - p->len < fn)
                 cap *= 2;
-            uint8_t *nb = realloc(buf, cap);
+            uint8_t *nb = realloc(p->buf, cap);
             if (nb == NULL)
                 goto oom;
-            buf = nb;
+            p->buf = nb;
         }
-        memcpy(buf + n, f, fn);
-        n += fn;
+        memcpy(p->buf + p->len, f, fn);
+        p->len += fn;
+        p->ends[i] = p->len;
+        p->n = i + 1;
     }
     iss_gen_free(g);
-    *len = n;
-    return buf;
+    return true;
 oom:
     fprintf(stderr, "triage-demo upstream: out of memory\n");
 fail:
     iss_gen_free(g);
-    free(buf);
-    return NULL;
+    pool_free(p);
+    return false;
+}
+
+/* Whole messages in the first `bytes` bytes of a stream cycling through p. */
+static uint64_t pool_messages(const frame_pool *p, uint64_t bytes)
+{
+    if (p->len == 0)
+        return 0;
+    uint64_t whole = bytes / p->len, rest = bytes % p->len;
+    size_t lo = 0, hi = (size_t)p->n; /* frames ending at or before rest */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (p->ends[mid] <= rest)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return whole * p->n + lo;
+}
+
+/* Writes `count` messages cycling through p, at most stop_after bytes, to
+ * fd; *sent receives the bytes that went out. 0, or -1 with err set. */
+static int serve(int fd, const frame_pool *p, uint64_t count, uint64_t stop_after, uint64_t *sent,
+                 char *err, size_t errlen)
+{
+    enum { CHUNK = 64 }; /* pool passes per writev call */
+    struct iovec iov[CHUNK];
+    uint64_t left = count, budget = stop_after;
+    *sent = 0;
+    while (left > 0 && budget > 0 && p->n > 0) {
+        size_t k = 0;
+        uint64_t chunk = 0;
+        while (k < CHUNK && left > 0 && budget > 0) {
+            uint64_t take = left < p->n ? left : p->n;
+            uint64_t bytes = p->ends[take - 1];
+            if (bytes > budget)
+                bytes = budget;
+            iov[k++] = (struct iovec){p->buf, (size_t)bytes};
+            chunk += bytes;
+            budget -= bytes;
+            left -= take;
+        }
+        if (net_writev_all(fd, iov, k, err, errlen) != 0) {
+            /* net_writev_all advances the entries past what went out */
+            uint64_t unsent = 0;
+            for (size_t i = 0; i < k; i++)
+                unsent += iov[i].iov_len;
+            *sent += chunk - unsent;
+            return -1;
+        }
+        *sent += chunk;
+    }
+    return 0;
 }
 
 int cmd_upstream(int argc, char **argv)
 {
     const char *listen_at = NULL;
-    uint64_t count = 1000, seed = 1, size = 7, conns = 1, stop_after = UINT64_MAX;
+    uint64_t count = 1000, seed = 1, size = 7, conns = 1, stop_after = UINT64_MAX, pool = 4096;
     bool first = false, bad = false, gzip = false, ratio_set = false;
     double ratio = 1;
     for (int i = 1; i < argc && !bad; i++) {
@@ -162,6 +248,8 @@ int cmd_upstream(int argc, char **argv)
             bad = bad || !opt_u64("--size", v, 1000, &size);
         } else if (opt_match(argc, argv, &i, "--connections", &v, &bad)) {
             bad = bad || !opt_u64("--connections", v, UINT64_MAX, &conns);
+        } else if (opt_match(argc, argv, &i, "--pool", &v, &bad)) {
+            bad = bad || !opt_u64("--pool", v, UINT64_MAX, &pool);
         } else if (opt_match(argc, argv, &i, "--compress", &v, &bad)) {
             bad = bad || !opt_gzip("upstream", "--compress", v, &gzip);
         } else if (opt_match(argc, argv, &i, "--compress-ratio", &v, &bad)) {
@@ -187,13 +275,14 @@ int cmd_upstream(int argc, char **argv)
     if (bad)
         return 2;
 
-    size_t len;
-    uint8_t *frames = generate(count, seed, (int)size, first, gzip ? ratio : 0, &len);
-    if (frames == NULL)
+    frame_pool fp;
+    if (!generate(&fp, pool == 0 || pool > count ? count : pool, seed, (int)size, first,
+                  gzip ? ratio : 0))
         return 1;
     int lfd = svc_listen("upstream", listen_at);
     if (lfd < 0) {
-        free(frames);
+        pool_free(&fp);
+        out_close("upstream");
         return 1;
     }
     int rc = 0;
@@ -205,20 +294,39 @@ int cmd_upstream(int argc, char **argv)
             rc = 1;
             break;
         }
-        /* One iovec for everything: the kernel takes as much per call as
-         * the socket buffer has room for. */
-        struct iovec iov = {frames, len < stop_after ? len : (size_t)stop_after};
-        if (net_writev_all(fd, &iov, 1, err, sizeof err) != 0) {
-            fprintf(stderr, "triage-demo upstream: connection %llu: %s\n",
-                    (unsigned long long)c + 1, err);
-            rc = 1;
-        }
+        /* A few iovecs per call, each the whole pool: the kernel takes as
+         * much per call as the socket buffer has room for. */
+        uint64_t sent;
+        bool failed = serve(fd, &fp, count, stop_after, &sent, err, sizeof err) != 0;
+        uint64_t msgs = pool_messages(&fp, sent);
         shutdown(fd, SHUT_WR);
         close(fd);
+        char what[NET_ERR_LEN + 96] = "";
+        if (failed) {
+            snprintf(what, sizeof what, "connection %llu: %s, at byte %llu, after %llu messages written",
+                     (unsigned long long)c + 1, err, (unsigned long long)sent,
+                     (unsigned long long)msgs);
+            fprintf(stderr, "triage-demo upstream: %s\n", what);
+            rc = 1;
+        }
+        struct rusage ru;
+        getrusage(RUSAGE_SELF, &ru);
+        printf("{\"connection\":%llu,\"messages\":%llu,\"bytes\":%llu,\"pool\":%llu,"
+               "\"pool_bytes\":%zu,\"max_rss_kb\":%ld,\"error\":",
+               (unsigned long long)c + 1, (unsigned long long)msgs, (unsigned long long)sent,
+               (unsigned long long)fp.n, fp.len, ru.ru_maxrss);
+        if (failed)
+            svc_json_string(stdout, what);
+        else
+            printf("null");
+        printf("}\n");
+        if (out_flush_failed())
+            break; /* whoever started us no longer listens: out_close says so */
     }
     close(lfd);
-    free(frames);
-    return rc;
+    pool_free(&fp);
+    int wrc = out_close("upstream");
+    return rc != 0 ? rc : wrc;
 }
 
 /* ---- filter */
@@ -252,7 +360,9 @@ static void filter_help(FILE *f)
             "  --progress N     a progress line on stderr, out of N messages\n"
             "Exit status: 0 when the upstream ended between frames and everything kept\n"
             "was written; 2 on a framing error (after forwarding every whole kept\n"
-            "message before it); 1 when a peer cannot be reached or fails.\n");
+            "message before it); 1 when a peer cannot be reached or fails (a\n"
+            "downstream that goes away is named with the byte of the stream to it\n"
+            "and the messages written), or stdout cannot be written.\n");
 }
 
 typedef struct {
@@ -294,9 +404,9 @@ int cmd_filter(int argc, char **argv)
         } else if (opt_match(argc, argv, &i, "--policy", &v, &bad)) {
             policy_path = v;
         } else if (opt_match(argc, argv, &i, "--threads", &v, &bad)) {
-            bad = bad || !opt_u64("--threads", v, 2, &threads);
+            bad = bad || !opt_count("filter", "--threads", v, 2, &threads);
         } else if (opt_match(argc, argv, &i, "--progress", &v, &bad)) {
-            bad = bad || !opt_u64("--progress", v, UINT64_MAX, &progress);
+            bad = bad || !opt_count("filter", "--progress", v, UINT64_MAX, &progress);
         } else if (opt_match(argc, argv, &i, "--verify", &v, &bad)) {
             bad = bad || !opt_verify("filter", v, &verify);
         } else if (opt_match(argc, argv, &i, "--grpc-encoding", &v, &bad)) {
@@ -364,8 +474,17 @@ int cmd_filter(int argc, char **argv)
     close(out);
     if (pl.shown)
         fprintf(stderr, "\r\033[K");
-    char what[NET_ERR_LEN + 128];
+    char what[NET_ERR_LEN + 256];
     pp_describe(&res, what, sizeof what);
+    if (oc == PP_DOWNSTREAM_IO) {
+        /* Where the stream to it stopped: the kept frames handed to it. When
+         * the downstream left while we waited for input, all of them went
+         * out; when a write failed, the last gather is counted too. */
+        size_t w = strlen(what);
+        snprintf(what + w, sizeof what - w, ", at byte %llu of the stream to it, after %llu messages written",
+                 (unsigned long long)pp->tally.forwarded.bytes,
+                 (unsigned long long)pp->tally.forwarded.frames);
+    }
     if (json) {
         printf("{\"reader\":\"%s\",", pp_reader_name(reader));
         tl_print_json(stdout, &pp->tally, res.seconds);
@@ -392,11 +511,11 @@ int cmd_filter(int argc, char **argv)
             svc_print_inflate(stdout, pp->inflated, pp->compressed_bytes, pp->inflated_bytes,
                               pp->inflate_ns, pp->inflate_failed);
     }
-    fflush(stdout);
     if (oc != PP_DONE)
         fprintf(stderr, "triage-demo filter: %s\n", what);
     pp_free(pp);
-    return oc == PP_DONE ? 0 : oc == PP_UPSTREAM_BAD ? 2 : 1;
+    int wrc = out_close("filter");
+    return oc == PP_DONE ? wrc : oc == PP_UPSTREAM_BAD ? 2 : 1;
 }
 
 /* ---- downstream */
@@ -420,7 +539,7 @@ static void downstream_help(FILE *f)
             "                   (one that does not inflate does not decode); the digest\n"
             "                   is over the frames as received\n"
             "Exit status: 0 when the stream ended between frames; 2 on a framing error;\n"
-            "1 on a network error.\n");
+            "1 on a network error, or when stdout cannot be written.\n");
 }
 
 int cmd_downstream(int argc, char **argv)
@@ -468,6 +587,7 @@ int cmd_downstream(int argc, char **argv)
     int lfd = svc_listen("downstream", listen_at);
     if (lfd < 0) {
         pp_free(pp);
+        out_close("downstream");
         return 1;
     }
     int fd = net_accept(lfd, err, sizeof err);
@@ -525,11 +645,11 @@ int cmd_downstream(int argc, char **argv)
         printf("null");
     }
     printf("}\n");
-    fflush(stdout);
     if (r < 0)
         src_report(&src, "downstream");
     src_close(&src);
     close(fd);
     pp_free(pp);
-    return r < 0 ? (src.err.code == TR_E_IO ? 1 : 2) : 0;
+    int wrc = out_close("downstream");
+    return r < 0 ? (src.err.code == TR_E_IO ? 1 : 2) : wrc;
 }
