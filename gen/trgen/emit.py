@@ -67,6 +67,37 @@ def is_record(t: TypeRef) -> bool:
 
 
 @dataclass
+class Selection:
+    """The types one output file holds, and which leaves they use."""
+
+    records: List = field(default_factory=list)  # records and unions, value order
+    enums: List = field(default_factory=list)
+    lists: List = field(default_factory=list)
+    maps: List = field(default_factory=list)
+    unions: List = field(default_factory=list)
+    scalars: set = field(default_factory=set)  # scalar names some field holds
+    enum_values: bool = False  # some field holds an enum
+
+
+def _inner_first(ts: List[TypeRef]) -> List[TypeRef]:
+    """Containers, each after the containers it holds (a list<map<E>>
+    typedef names tr_map_E), otherwise in the order given."""
+    out: List[TypeRef] = []
+    done = set()
+
+    def visit(t: TypeRef):
+        if t.kind not in ("list", "map") or mangle(t) in done:
+            return
+        visit(t.elem)
+        done.add(mangle(t))
+        out.append(t)
+
+    for t in ts:
+        visit(t)
+    return out
+
+
+@dataclass
 class KeyTable:
     """Keys grouped for dispatch: by length, then by first byte."""
 
@@ -106,7 +137,65 @@ class Model:
         self.unions = s.unions
         self.records = self._records_in_value_order()
         self.lists, self.maps = self._containers()
+        self.containers = _inner_first(self.lists + self.maps)
         self.optics = s.optics
+        # What each output holds: the decoder, encoder and random generators
+        # serve every declared type (their entry points are public); the
+        # validator has one entry point, the root, so it holds only what the
+        # root reaches. Static helpers are emitted only where something calls
+        # them, so a schema with no string, bool or enum still compiles
+        # without unused-function warnings.
+        self.all = self._selection(None)
+        self.reached = self._selection(self._reachable())
+
+    def _reachable(self) -> set:
+        """ids of the declarations the root reaches, and mangled containers."""
+        seen = set()
+
+        def visit_type(t: TypeRef):
+            if t.kind in ("list", "map"):
+                seen.add(mangle(t))
+                visit_type(t.elem)
+            elif t.kind == "named":
+                visit(t.decl)
+
+        def visit(d):
+            if id(d) in seen:
+                return
+            seen.add(id(d))
+            rows = d.cases if isinstance(d, Union) else [d] if isinstance(d, Record) else []
+            for r in rows:
+                for f in r.fields:
+                    visit_type(f.type)
+
+        visit(self.root)
+        return seen
+
+    def _selection(self, reach) -> "Selection":
+        keep = (lambda d: True) if reach is None else (lambda d: id(d) in reach)
+        keep_t = (lambda t: True) if reach is None else (lambda t: mangle(t) in reach)
+        sel = Selection(
+            records=[d for d in self.records if keep(d)],
+            enums=[e for e in self.enums if keep(e)],
+            lists=[t for t in self.lists if keep_t(t)],
+            maps=[t for t in self.maps if keep_t(t)],
+        )
+        sel.unions = [d for d in sel.records if isinstance(d, Union)]
+
+        def leaves(t: TypeRef):
+            while t.kind in ("list", "map"):
+                t = t.elem
+            return t
+
+        for d in sel.records:
+            for r in (d.cases if isinstance(d, Union) else [d]):
+                for f in r.fields:
+                    t = leaves(f.type)
+                    if t.kind == "scalar":
+                        sel.scalars.add(t.name)
+                    elif is_enum(t):
+                        sel.enum_values = True
+        return sel
 
     def _records_in_value_order(self) -> List[Record]:
         """Every record and union case, each after those it holds by value."""
