@@ -309,9 +309,10 @@ done
 # ---- 5. the verify levels: what each lets through (SECURITY.md's table)
 
 # One kept Incident, then one variant per line of the table; each line of
-# cases.txt: NAME<TAB>JSON-LEVEL<TAB>SCHEMA-LEVEL<TAB>CHECK-SCHEMA-CODE, the
-# verdicts `judge --verify json` and `--verify schema` must give (keep: the
-# base's "Incident keep") and the code `check --level schema` must name.
+# cases.txt: NAME<TAB>JSON-LEVEL<TAB>SCHEMA-LEVEL<TAB>CHECK-SCHEMA-CODE<TAB>OFF,
+# the verdicts `judge --verify json` and `--verify schema` must give (keep:
+# the base's "Incident keep"), the code `check --level schema` must name,
+# and the verdict of `--verify off` (the json one's, except where given).
 python3 - "$demo" "$tmp" <<'PY'
 import re, struct, subprocess, sys
 demo, tmp = sys.argv[1], sys.argv[2]
@@ -359,14 +360,15 @@ cases = [
     ('whitespace around tokens and after', ' ' + base.replace(',"', ' ,\n "', 3) + ' \r\n\t', K, K, 'OK'),
     ('nesting 256 deep', before_title('"x":' + '[' * 255 + ']' * 255 + ','), K, K, 'OK'),
     # what both reject
-    ('invalid UTF-8', sub(r'"title":"', '"title":"\udcff'), D, D, 'UTF8'),
+    # what both reject; off keeps what its walk can step over
+    ('invalid UTF-8', sub(r'"title":"', '"title":"\udcff'), D, D, 'UTF8', K),
     ('lone surrogate escape', sub(r'"title":"', '"title":"\\ud800'), D, D, 'SURROGATE'),
-    ('raw control character', sub(r'"title":"', '"title":"\x01'), D, D, 'CTRL'),
-    ('bytes after the message', base + 'x', D, D, 'TRAILING'),
+    ('raw control character', sub(r'"title":"', '"title":"\x01'), D, D, 'CTRL', K),
+    ('bytes after the message', base + 'x', D, D, 'TRAILING', K),
     ('byte-order mark', '\ufeff' + base, D, D, 'BOM'),
-    ('leading zero', sub(r'"slaMinutes":\d+', '"slaMinutes":0130'), D, D, 'NUMBER'),
-    ('NaN', sub(r'"budget":[0-9.]+', '"budget":NaN'), D, D, 'NUMBER'),
-    ('not JSON outside the detail', sub(r'"title":"[^"]*"', '"title":"t","x":[1,}'), D, D, 'SYNTAX'),
+    ('leading zero', sub(r'"slaMinutes":\d+', '"slaMinutes":0130'), D, D, 'NUMBER', K),
+    ('NaN', sub(r'"budget":[0-9.]+', '"budget":NaN'), D, D, 'NUMBER', K),
+    ('not JSON outside the detail', sub(r'"title":"[^"]*"', '"title":"t","x":[1,}'), D, D, 'SYNTAX', K),
     ('nesting 257 deep', before_title('"x":' + '[' * 256 + ']' * 256 + ','), D, D, 'DEPTH'),
 ]
 with open(tmp + '/cases.bin', 'wb') as f:
@@ -374,28 +376,31 @@ with open(tmp + '/cases.bin', 'wb') as f:
         b = text.encode('utf-8', 'surrogateescape')
         f.write(b'\x00' + struct.pack('>I', len(b)) + b)
 with open(tmp + '/cases.txt', 'w') as f:
-    for name, _, j, s, code in cases:
+    for name, _, j, s, code, *off in cases:
         v = lambda x: 'Incident keep' if x == K else 'none drop' if x == D else x
-        f.write(f'{name}\t{v(j)}\t{v(s)}\t{code}\n')
+        f.write(f'{name}\t{v(j)}\t{v(s)}\t{code}\t{v(off[0] if off else j)}\n')
 PY
 check "verify cases built" test -s "$tmp/cases.bin"
+"$demo" judge --verify off <"$tmp/cases.bin" >"$tmp/v.off"
 "$demo" judge --verify json <"$tmp/cases.bin" >"$tmp/v.json"
 "$demo" judge --verify schema <"$tmp/cases.bin" >"$tmp/v.schema"
 "$demo" judge --reader decode <"$tmp/cases.bin" >"$tmp/v.decode"
 "$demo" check --level schema <"$tmp/cases.bin" >"$tmp/c.schema"
 i=0
-while IFS=$'\t' read -r name want_json want_schema code; do
+while IFS=$'\t' read -r name want_json want_schema code want_off; do
     i=$((i + 1))
+    got_off=$(sed -n "${i}p" "$tmp/v.off")
     got_json=$(sed -n "${i}p" "$tmp/v.json")
     got_schema=$(sed -n "${i}p" "$tmp/v.schema")
     got_decode=$(sed -n "${i}p" "$tmp/v.decode")
     got_check=$(sed -n "${i}p" "$tmp/c.schema")
     if [ "$code" = OK ]; then want_check="ok"; else want_check="($code"; fi
     if [ "$got_json" = "$want_json" ] && [ "$got_schema" = "$want_schema" ] &&
-        [ "$got_decode" = "$want_schema" ] && [[ "$got_check" == *"$want_check"* ]]; then
-        pass "verify: $name: json '$got_json', schema '$got_schema' ($code)"
+        [ "$got_decode" = "$want_schema" ] && [[ "$got_check" == *"$want_check"* ]] &&
+        [ "$got_off" = "$want_off" ]; then
+        pass "verify: $name: off '$got_off', json '$got_json', schema '$got_schema' ($code)"
     else
-        fail "verify: $name: json '$got_json' (want '$want_json'), schema '$got_schema' (want '$want_schema'), decode '$got_decode', check '$got_check' (want $code)"
+        fail "verify: $name: off '$got_off' (want '$want_off'), json '$got_json' (want '$want_json'), schema '$got_schema' (want '$want_schema'), decode '$got_decode', check '$got_check' (want $code)"
     fi
 done <"$tmp/cases.txt"
 
