@@ -1,0 +1,1670 @@
+/* rules.c: the rule language (rules.h): a lexer and a recursive-descent
+ * parser bounded by RU_MAX_DEPTH that resolve every name at load, and an
+ * evaluator over a per-message cache of optic reads. */
+#include "rules.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "json.h"
+
+/* ===================================================== compiled form ===== */
+
+/* An optic, then fields of the record it focuses: steps[step .. step+nsteps). */
+typedef struct {
+    int optic;
+    int step, nsteps;
+} ru_path;
+
+enum { RN_AND, RN_OR, RN_NOT, RN_CONST, RN_HAS, RN_TRUTH, RN_CMP, RN_SET, RN_IN };
+enum { RC_NUM, RC_STR, RC_ENUM, RC_BOOL };
+/* A comparison's outcome is one of these bits; a node holds the set of
+ * outcomes for which it is true (== is O_EQ, != is O_LT | O_GT | O_UN). */
+enum { O_LT = 1, O_EQ = 2, O_GT = 4, O_UN = 8 };
+
+typedef struct {
+    uint8_t op;
+    uint8_t cls;
+    uint8_t mask; /* RN_CMP: outcomes that hold; RN_IN: 1 for the != form; RN_CONST: value */
+    bool af, bf;  /* RC_NUM: a, b is a double */
+    bool bpath;   /* RN_CMP: b is a path, else the constant k */
+    int kid;      /* RN_AND, RN_OR, RN_NOT: first operand; the others follow by next */
+    int next;
+    ru_path a, b;
+    op_value k;
+    int items, nitems; /* RN_SET: words[items ..], nitems bits; RN_IN: items[items ..] */
+} ru_node;
+
+typedef struct {
+    op_value v; /* a string's p is set once the pool has its final place */
+    bool f;     /* a number that is a double */
+    size_t str; /* a string's offset in the pool */
+} ru_item;
+
+typedef struct {
+    bool keep;
+    int line;
+    int expr;
+} ru_rule;
+
+struct ru_rules {
+    const op_schema *schema;
+    int nrules;
+    int tried; /* ru_judge tries rules [0, tried): none after the last keep can keep */
+    uint64_t used;
+    const ru_rule *rules;
+    const ru_node *nodes;
+    const ru_item *items;
+    const op_field *const *steps;
+    const uint64_t *words;
+    const char *pool;
+};
+
+/* ===================================================== the schema ===== */
+
+/* Optic i can be read from a message: from the root, or through a base
+ * that is a raw optic read from the root (what op_scan_message assumes). */
+static bool readable(const op_schema *s, int i)
+{
+    const op_optic *o = &s->optics[i];
+    if (o->source_is_root)
+        return true;
+    return o->base >= 0 && o->base < s->noptics && s->optics[o->base].source_is_root &&
+           s->optics[o->base].kind == OP_RAW;
+}
+
+/* Places each record optic's scratch (1 + offset; 0 for the others). */
+static bool scratch_plan(const op_schema *s, uint16_t *at, size_t *total)
+{
+    size_t used = 0;
+    for (int i = 0; i < s->noptics; i++) {
+        at[i] = 0;
+        const op_optic *o = &s->optics[i];
+        if (o->kind != OP_RECORD || o->rec_size == 0)
+            continue;
+        size_t off = (used + 15u) & ~(size_t)15u;
+        if (o->rec_size > RU_SCRATCH || off > RU_SCRATCH - o->rec_size) {
+            *total = off + o->rec_size;
+            return false;
+        }
+        at[i] = (uint16_t)(off + 1);
+        used = off + o->rec_size;
+    }
+    *total = used;
+    return true;
+}
+
+static bool schema_fits(const op_schema *s, const char *name, char *err, size_t errlen)
+{
+    if (s->noptics > RU_MAX_OPTICS) {
+        tr_say(err, errlen, "%s: the schema declares %d optics, more than rules can read (%d)",
+               name, s->noptics, RU_MAX_OPTICS);
+        return false;
+    }
+    uint16_t at[RU_MAX_OPTICS];
+    size_t total;
+    if (!scratch_plan(s, at, &total)) {
+        tr_say(err, errlen,
+               "%s: the schema's record optics need more than %d bytes of scratch to be read",
+               name, RU_SCRATCH);
+        return false;
+    }
+    return true;
+}
+
+/* ===================================================== the parser ===== */
+
+enum {
+    T_EOF,
+    T_NL,
+    T_IDENT,
+    T_NUM,
+    T_STR,
+    T_LP,
+    T_RP,
+    T_LB,
+    T_RB,
+    T_COMMA,
+    T_DOT,
+    T_NOT,
+    T_AND,
+    T_OR,
+    T_EQ,
+    T_NE,
+    T_LT,
+    T_LE,
+    T_GT,
+    T_GE,
+    T_BAD, /* a character that starts no token */
+    T_ERR, /* the lexer failed (the error is recorded) */
+};
+
+typedef struct {
+    int type;
+    size_t at, end;
+    int line;
+} tok;
+
+/* An operand as parsed, before it becomes part of a node. */
+enum { X_PATH, X_WORD, X_NUM, X_STR, X_BOOL };
+
+typedef struct {
+    int what;
+    size_t at, end; /* its text */
+    ru_path path;   /* X_PATH: what it reads, and the type it ends at */
+    op_kind kind;
+    const char *type;
+    const js_str *cases;
+    int ncases;
+    const op_field *fields;
+    int nfields;
+    op_value k; /* a literal; a string's bytes are pool[str ..] */
+    bool f;
+    int wide;   /* an integer past i64's range: its sign (k.f is it rounded) */
+    size_t str;
+} operand;
+
+typedef struct {
+    const char *t;
+    size_t n;
+    const char *name;
+    const op_schema *s;
+    char *err;
+    size_t errlen;
+    bool failed;
+    bool where; /* --where: one expression, newlines are spaces */
+    size_t pos;
+    int line;   /* of pos */
+    int open;   /* '(' and '[' open: newlines are spaces */
+    tok look;
+    bool have;
+    ru_node *nodes;
+    int nnodes, cnodes;
+    ru_item *items;
+    int nitems, citems;
+    const op_field **steps;
+    int nsteps, csteps;
+    uint64_t *words;
+    int nwords, cwords;
+    ru_rule *rules;
+    int nrules, crules;
+    char *pool;
+    size_t npool;
+    uint64_t used;
+} ps;
+
+/* Byte offset -> line and column (characters), 1-based. */
+static void position(const ps *P, size_t at, int *line, int *col)
+{
+    int l = 1, c = 1;
+    for (size_t i = 0; i < at && i < P->n; i++) {
+        unsigned char b = (unsigned char)P->t[i];
+        if (b == '\n') {
+            l++;
+            c = 1;
+        } else if ((b & 0xC0) != 0x80) {
+            c++;
+        }
+    }
+    *line = l;
+    *col = c;
+}
+
+__attribute__((format(printf, 3, 4))) static int fail(ps *P, size_t at, const char *fmt, ...)
+{
+    if (P->failed)
+        return -1;
+    P->failed = true;
+    if (P->err == NULL || P->errlen == 0)
+        return -1;
+    int line, col;
+    position(P, at, &line, &col);
+    int w = snprintf(P->err, P->errlen, "%s:%d:%d: ", P->name, line, col);
+    if (w >= 0 && (size_t)w < P->errlen) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(P->err + w, P->errlen - (size_t)w, fmt, ap);
+        va_end(ap);
+    }
+    return -1;
+}
+
+/* Growing the parser's arrays; false (and the error) when memory runs out. */
+static bool grow(ps *P, void **arr, int *cap, int need, size_t elem)
+{
+    if (need <= *cap)
+        return true;
+    int c = *cap ? *cap : 16;
+    while (c < need)
+        c *= 2;
+    void *p = realloc(*arr, (size_t)c * elem);
+    if (p == NULL) {
+        fail(P, P->pos, "out of memory");
+        return false;
+    }
+    *arr = p;
+    *cap = c;
+    return true;
+}
+
+static int new_node(ps *P, int op)
+{
+    if (!grow(P, (void **)&P->nodes, &P->cnodes, P->nnodes + 1, sizeof(ru_node)))
+        return -1;
+    ru_node *n = &P->nodes[P->nnodes];
+    memset(n, 0, sizeof *n);
+    n->op = (uint8_t)op;
+    n->kid = -1;
+    n->next = -1;
+    return P->nnodes++;
+}
+
+/* ---- text pieces for messages ---- */
+
+/* At most max bytes of s (n bytes), cut at a character boundary, with an
+ * ellipsis when cut. */
+static void clip(const char *s, size_t n, size_t max, char *out, size_t cap)
+{
+    const char *more = "";
+    if (n > max) {
+        n = max;
+        while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
+            n--;
+        more = "...";
+    }
+    snprintf(out, cap, "%.*s%s", (int)n, s, more);
+}
+
+/* The code point starting at s (valid UTF-8, at most n bytes). */
+static unsigned code_point(const unsigned char *s, size_t n, size_t *len)
+{
+    unsigned c = s[0];
+    size_t l = c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
+    if (l > n)
+        l = n;
+    if (l > 1)
+        c &= 0x3Fu >> (l - 1);
+    for (size_t i = 1; i < l; i++)
+        c = c << 6 | (s[i] & 0x3Fu);
+    *len = l;
+    return c;
+}
+
+static const char *end_text(const ps *P) { return P->where ? "the end" : "end of file"; }
+
+/* What a token is, for "found ...". */
+static const char *found_tok(const ps *P, const tok *k, char *buf, size_t cap)
+{
+    char piece[64];
+    const char *s = P->t + k->at;
+    size_t n = k->end - k->at;
+    switch (k->type) {
+    case T_EOF:
+        return end_text(P);
+    case T_NL:
+        return "end of line";
+    case T_NUM:
+        clip(s, n, 40, piece, sizeof piece);
+        snprintf(buf, cap, "the number %s", piece);
+        return buf;
+    case T_STR:
+        clip(s, n, 40, piece, sizeof piece);
+        snprintf(buf, cap, "the string %s", piece);
+        return buf;
+    case T_BAD: {
+        size_t len;
+        unsigned c = code_point((const unsigned char *)s, n, &len);
+        if (c < 0x20 || c == 0x7F)
+            snprintf(buf, cap, "U+%04X", c);
+        else if (c < 0x80)
+            snprintf(buf, cap, "'%c'", (char)c);
+        else
+            snprintf(buf, cap, "'%.*s' (U+%04X)", (int)len, s, c);
+        return buf;
+    }
+    default:
+        clip(s, n, 40, piece, sizeof piece);
+        snprintf(buf, cap, "'%s'", piece);
+        return buf;
+    }
+}
+
+/* ---- the lexer ---- */
+
+static bool is_alpha(int c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_'; }
+static bool is_digit(int c) { return c >= '0' && c <= '9'; }
+
+static tok lex(ps *P)
+{
+    const char *t = P->t;
+    size_t n = P->n;
+    for (;;) {
+        while (P->pos < n && (t[P->pos] == ' ' || t[P->pos] == '\t' || t[P->pos] == '\r'))
+            P->pos++;
+        if (P->pos < n && t[P->pos] == '#') {
+            const char *nl = memchr(t + P->pos, '\n', n - P->pos);
+            P->pos = nl != NULL ? (size_t)(nl - t) : n;
+        }
+        if (P->pos < n && t[P->pos] == '\n' && (P->open > 0 || P->where)) {
+            P->pos++;
+            P->line++;
+            continue;
+        }
+        break;
+    }
+    tok k = {T_EOF, P->pos, P->pos, P->line};
+    if (P->pos >= n)
+        return k;
+    size_t p = P->pos;
+    unsigned char c = (unsigned char)t[p];
+    if (c == '\n') {
+        k.type = T_NL;
+        k.end = p + 1;
+        P->pos = p + 1;
+        P->line++;
+        return k;
+    }
+    if (is_alpha(c)) {
+        size_t q = p + 1;
+        while (q < n && (is_alpha((unsigned char)t[q]) || is_digit((unsigned char)t[q])))
+            q++;
+        k.type = T_IDENT;
+        k.end = P->pos = q;
+        return k;
+    }
+    if (is_digit(c) || c == '-') {
+        /* the longest run that could be meant as a number; parse_number
+         * then holds it to JSON's grammar */
+        size_t q = p + 1;
+        while (q < n && (is_alpha((unsigned char)t[q]) || is_digit((unsigned char)t[q]) ||
+                         t[q] == '.' || t[q] == '+' || t[q] == '-'))
+            q++;
+        k.type = T_NUM;
+        k.end = P->pos = q;
+        return k;
+    }
+    if (c == '"') {
+        js_ctx ctx;
+        js_ctx_init(&ctx, (const uint8_t *)t, NULL);
+        bool esc;
+        const uint8_t *q = js_string_raw(&ctx, (const uint8_t *)t + p, (const uint8_t *)t + n, &esc);
+        if (q == NULL) {
+            size_t off = ctx.err.offset;
+            if (off >= n)
+                fail(P, n, "expected '\"' to close the string, found %s", end_text(P));
+            else if (t[off] == '\n')
+                fail(P, off, "expected '\"' to close the string, found end of line");
+            else
+                fail(P, off, "invalid string: %s", tr_error_text(ctx.err.code));
+            k.type = T_ERR;
+            return k;
+        }
+        k.type = T_STR;
+        k.end = P->pos = (size_t)(q - (const uint8_t *)t);
+        return k;
+    }
+    static const struct {
+        char a, b;
+        int type;
+    } two[] = {{'&', '&', T_AND}, {'|', '|', T_OR}, {'=', '=', T_EQ},
+               {'!', '=', T_NE},  {'<', '=', T_LE}, {'>', '=', T_GE}};
+    for (size_t i = 0; i < sizeof two / sizeof two[0]; i++)
+        if (c == two[i].a && p + 1 < n && t[p + 1] == two[i].b) {
+            k.type = two[i].type;
+            k.end = P->pos = p + 2;
+            return k;
+        }
+    int one;
+    switch (c) {
+    case '(': one = T_LP; break;
+    case ')': one = T_RP; break;
+    case '[': one = T_LB; break;
+    case ']': one = T_RB; break;
+    case ',': one = T_COMMA; break;
+    case '.': one = T_DOT; break;
+    case '!': one = T_NOT; break;
+    case '<': one = T_LT; break;
+    case '>': one = T_GT; break;
+    default: {
+        size_t len;
+        code_point((const unsigned char *)t + p, n - p, &len);
+        k.type = T_BAD;
+        k.end = P->pos = p + len;
+        return k;
+    }
+    }
+    k.type = one;
+    k.end = P->pos = p + 1;
+    return k;
+}
+
+static tok peek(ps *P)
+{
+    if (!P->have) {
+        P->look = lex(P);
+        P->have = true;
+    }
+    return P->look;
+}
+
+static tok take(ps *P)
+{
+    tok k = peek(P);
+    P->have = false;
+    return k;
+}
+
+static bool is_word(const ps *P, const tok *k, const char *w)
+{
+    size_t n = strlen(w);
+    return k->type == T_IDENT && k->end - k->at == n && memcmp(P->t + k->at, w, n) == 0;
+}
+
+/* ---- names ---- */
+
+static const char *path_label(const ps *P, const operand *x, char *buf, size_t cap)
+{
+    if (x->what != X_PATH) {
+        clip(P->t + x->at, x->end - x->at, 40, buf, cap);
+        return buf;
+    }
+    size_t w = (size_t)snprintf(buf, cap, "%s", P->s->optics[x->path.optic].name);
+    for (int i = 0; i < x->path.nsteps && w < cap; i++)
+        w += (size_t)snprintf(buf + w, cap - w, ".%s", P->steps[x->path.step + i]->name);
+    return buf;
+}
+
+/* What an operand is, for "found ...". */
+static const char *found_x(const ps *P, const operand *x, char *buf, size_t cap)
+{
+    char piece[160];
+    switch (x->what) {
+    case X_PATH:
+        snprintf(buf, cap, "%s (%s)", path_label(P, x, piece, sizeof piece), x->type);
+        return buf;
+    case X_WORD:
+        clip(P->t + x->at, x->end - x->at, 40, piece, sizeof piece);
+        snprintf(buf, cap, "'%s'", piece);
+        return buf;
+    case X_NUM:
+        clip(P->t + x->at, x->end - x->at, 40, piece, sizeof piece);
+        snprintf(buf, cap, "the number %s", piece);
+        return buf;
+    case X_STR:
+        clip(P->t + x->at, x->end - x->at, 40, piece, sizeof piece);
+        snprintf(buf, cap, "the string %s", piece);
+        return buf;
+    default:
+        return x->k.b ? "true" : "false";
+    }
+}
+
+static int cls_of_kind(op_kind k)
+{
+    switch (k) {
+    case OP_BOOL: return RC_BOOL;
+    case OP_I32:
+    case OP_I64:
+    case OP_F64: return RC_NUM;
+    case OP_STRING: return RC_STR;
+    case OP_ENUM:
+    case OP_TAG: return RC_ENUM;
+    default: return -1;
+    }
+}
+
+static int cls_of(const operand *x)
+{
+    switch (x->what) {
+    case X_PATH: return cls_of_kind(x->kind);
+    case X_NUM: return RC_NUM;
+    case X_STR: return RC_STR;
+    case X_BOOL: return RC_BOOL;
+    default: return -1;
+    }
+}
+
+/* What a value compared with x must be, for "expected ...". */
+static const char *expect_x(const operand *x, char *buf, size_t cap)
+{
+    switch (cls_of(x)) {
+    case RC_NUM: return "a number";
+    case RC_STR: return "a string";
+    case RC_BOOL: return "true or false";
+    default: snprintf(buf, cap, "a case of %s", x->type); return buf;
+    }
+}
+
+/* Joins names into buf as "a, b, c", ending in "..." when they do not fit. */
+typedef struct {
+    char *buf;
+    size_t cap, n;
+    bool full;
+} joiner;
+
+static void join(joiner *j, const char *s, size_t n)
+{
+    if (j->full)
+        return;
+    size_t need = (j->n ? 2 : 0) + n;
+    if (j->n + need + 4 >= j->cap) {
+        snprintf(j->buf + j->n, j->cap - j->n, "%s...", j->n ? ", " : "");
+        j->full = true;
+        return;
+    }
+    j->n += (size_t)snprintf(j->buf + j->n, j->cap - j->n, "%s%.*s", j->n ? ", " : "", (int)n, s);
+}
+
+static int unknown_optic(ps *P, const operand *x)
+{
+    char list[512], word[64];
+    joiner j = {list, sizeof list, 0, false};
+    list[0] = '\0';
+    for (int i = 0; i < P->s->noptics; i++)
+        if (readable(P->s, i))
+            join(&j, P->s->optics[i].name, strlen(P->s->optics[i].name));
+    clip(P->t + x->at, x->end - x->at, 40, word, sizeof word);
+    return fail(P, x->at, "unknown optic '%s' (optics: %s)", word, list);
+}
+
+static int case_of(const operand *typed, const char *s, size_t n)
+{
+    for (int c = 0; c < typed->ncases; c++)
+        if (typed->cases[c].n == n && memcmp(typed->cases[c].p, s, n) == 0)
+            return c;
+    return -1;
+}
+
+static int not_a_case(ps *P, const operand *typed, size_t at, size_t end)
+{
+    char list[512], word[64];
+    joiner j = {list, sizeof list, 0, false};
+    list[0] = '\0';
+    for (int c = 0; c < typed->ncases; c++)
+        join(&j, typed->cases[c].p, typed->cases[c].n);
+    clip(P->t + at, end - at, 40, word, sizeof word);
+    return fail(P, at, "'%s' is not a case of %s (cases: %s)", word, typed->type, list);
+}
+
+/* A record or raw path where a value is needed. */
+static int check_value(ps *P, const operand *x)
+{
+    if (x->what != X_PATH || (x->kind != OP_RECORD && x->kind != OP_RAW))
+        return 0;
+    char label[160];
+    path_label(P, x, label, sizeof label);
+    if (x->kind == OP_RAW)
+        return fail(P, x->at, "expected a value, found %s, raw JSON (%s): only has(%s) applies to it",
+                    label, x->type, label);
+    char list[512];
+    joiner j = {list, sizeof list, 0, false};
+    list[0] = '\0';
+    for (int f = 0; f < x->nfields; f++)
+        join(&j, x->fields[f].name, strlen(x->fields[f].name));
+    return fail(P, x->at,
+                "expected a value, found %s, a record (%s): compare one of its fields (%s) or "
+                "test has(%s)",
+                label, x->type, list, label);
+}
+
+/* ---- operands ---- */
+
+static void mark_used(ps *P, int optic)
+{
+    const op_optic *o = &P->s->optics[optic];
+    P->used |= 1ull << (optic < 63 ? optic : 63);
+    if (!o->source_is_root)
+        P->used |= 1ull << (o->base < 63 ? o->base : 63);
+}
+
+static int parse_number(ps *P, const tok *k, operand *x)
+{
+    const uint8_t *p = (const uint8_t *)P->t + k->at, *e = (const uint8_t *)P->t + k->end;
+    char piece[64];
+    js_ctx c;
+    js_ctx_init(&c, (const uint8_t *)P->t, NULL);
+    if (js_number_raw(&c, p, e) != e) {
+        clip((const char *)p, (size_t)(e - p), 40, piece, sizeof piece);
+        return fail(P, k->at, "malformed number '%s' (numbers are written as in JSON)", piece);
+    }
+    js_ctx_init(&c, (const uint8_t *)P->t, NULL);
+    if (js_i64(&c, p, e, &x->k.i) == e) {
+        x->f = false;
+        return 0;
+    }
+    bool integer = c.err.code == TR_E_RANGE;
+    js_ctx_init(&c, (const uint8_t *)P->t, NULL);
+    if (js_f64(&c, p, e, &x->k.f) == e) {
+        x->f = true;
+        x->wide = integer ? (*p == '-' ? -1 : 1) : 0;
+        return 0;
+    }
+    clip((const char *)p, (size_t)(e - p), 40, piece, sizeof piece);
+    if (c.err.code == TR_E_TOO_LONG)
+        return fail(P, k->at, "number longer than %d characters", JS_MAX_NUMBER_LEN);
+    return fail(P, k->at, "number out of range: %s", piece);
+}
+
+/* A string token's value, unescaped into the pool (it was validated). */
+static void parse_string(ps *P, const tok *k, operand *x)
+{
+    size_t raw = k->end - k->at - 2;
+    size_t len = js_unescape((const uint8_t *)P->t + k->at + 1, raw, (uint8_t *)P->pool + P->npool);
+    x->str = P->npool;
+    x->k.s.p = P->pool + P->npool;
+    x->k.s.n = len;
+    P->npool += len;
+}
+
+/* An optic and its .field steps (k is the optic's name). */
+static int parse_path(ps *P, const tok *k, int optic, operand *x)
+{
+    const op_optic *o = &P->s->optics[optic];
+    x->what = X_PATH;
+    x->path.optic = optic;
+    x->path.step = P->nsteps;
+    x->path.nsteps = 0;
+    x->kind = o->kind;
+    x->type = o->focus;
+    x->cases = o->cases;
+    x->ncases = o->ncases;
+    x->fields = o->fields;
+    x->nfields = o->nfields;
+    if (!readable(P->s, optic)) {
+        char word[64];
+        clip(P->t + k->at, k->end - k->at, 40, word, sizeof word);
+        return fail(P, k->at,
+                    "optic '%s' reads values of %s and cannot be read from a message "
+                    "(no raw optic from the root reaches %s)",
+                    word, P->s->types[o->source].name, P->s->types[o->source].name);
+    }
+    mark_used(P, optic);
+    while (peek(P).type == T_DOT) {
+        take(P);
+        tok f = take(P);
+        char buf[160], label[160];
+        if (f.type == T_ERR)
+            return -1;
+        if (f.type != T_IDENT)
+            return fail(P, f.at, "expected a field name after '.', found %s",
+                        found_tok(P, &f, buf, sizeof buf));
+        const char *fname = P->t + f.at;
+        size_t fn = f.end - f.at;
+        if (x->kind != OP_RECORD) {
+            char word[64];
+            clip(fname, fn, 40, word, sizeof word);
+            return fail(P, f.at, "%s (%s) is not a record: it has no field '%s'",
+                        path_label(P, x, label, sizeof label), x->type, word);
+        }
+        const op_field *hit = NULL;
+        for (int i = 0; i < x->nfields; i++)
+            if (strlen(x->fields[i].name) == fn && memcmp(x->fields[i].name, fname, fn) == 0)
+                hit = &x->fields[i];
+        if (hit == NULL) {
+            char list[512], word[64];
+            joiner j = {list, sizeof list, 0, false};
+            list[0] = '\0';
+            for (int i = 0; i < x->nfields; i++)
+                join(&j, x->fields[i].name, strlen(x->fields[i].name));
+            clip(fname, fn, 40, word, sizeof word);
+            return fail(P, f.at, "%s has no field '%s' (fields: %s)", x->type, word,
+                        x->nfields ? list : "none that rules can read");
+        }
+        if (!grow(P, (void **)&P->steps, &P->csteps, P->nsteps + 1, sizeof *P->steps))
+            return -1;
+        P->steps[P->nsteps++] = hit;
+        x->path.nsteps++;
+        x->kind = hit->kind;
+        x->type = hit->focus;
+        x->cases = hit->cases;
+        x->ncases = hit->ncases;
+        x->fields = hit->fields;
+        x->nfields = hit->nfields;
+        x->end = f.end;
+    }
+    return 0;
+}
+
+/* One operand: a path, a bare word, or a literal. ctx says what was
+ * expected, for the message when none is there. */
+static int parse_operand(ps *P, operand *x, const char *ctx)
+{
+    memset(x, 0, sizeof *x);
+    tok k = take(P);
+    x->at = k.at;
+    x->end = k.end;
+    char buf[160];
+    switch (k.type) {
+    case T_ERR:
+        return -1;
+    case T_NUM:
+        x->what = X_NUM;
+        return parse_number(P, &k, x);
+    case T_STR:
+        x->what = X_STR;
+        parse_string(P, &k, x);
+        return 0;
+    case T_IDENT: {
+        if (is_word(P, &k, "true") || is_word(P, &k, "false")) {
+            x->what = X_BOOL;
+            x->k.b = is_word(P, &k, "true");
+            return 0;
+        }
+        int optic = op_find(P->s, P->t + k.at, k.end - k.at);
+        if (optic >= 0)
+            return parse_path(P, &k, optic, x);
+        x->what = X_WORD;
+        if (peek(P).type == T_DOT)
+            return unknown_optic(P, x);
+        return 0;
+    }
+    default:
+        return fail(P, k.at, "expected %s, found %s", ctx, found_tok(P, &k, buf, sizeof buf));
+    }
+}
+
+/* ---- conditions ---- */
+
+static int outcome_mask(int type)
+{
+    switch (type) {
+    case T_EQ: return O_EQ;
+    case T_NE: return O_LT | O_GT | O_UN;
+    case T_LT: return O_LT;
+    case T_LE: return O_LT | O_EQ;
+    case T_GT: return O_GT;
+    default: return O_GT | O_EQ;
+    }
+}
+
+/* The mask of the same comparison with its sides swapped. */
+static int mirror(int m) { return (m & ~(O_LT | O_GT)) | (m & O_LT ? O_GT : 0) | (m & O_GT ? O_LT : 0); }
+
+static unsigned cmp_ff(double a, double b)
+{
+    return a < b ? O_LT : a > b ? O_GT : a == b ? O_EQ : O_UN;
+}
+
+/* An integer against a double, exactly: no rounding of a. */
+static unsigned cmp_if(int64_t a, double b)
+{
+    if (b != b)
+        return O_UN;
+    if (b >= 9223372036854775808.0)
+        return O_LT;
+    if (b < -9223372036854775808.0)
+        return O_GT;
+    int64_t t = (int64_t)b; /* b truncated: exact, it is in range */
+    if (a != t)
+        return a < t ? O_LT : O_GT;
+    double frac = b - (double)t; /* exact too */
+    return frac > 0 ? O_LT : frac < 0 ? O_GT : O_EQ;
+}
+
+static unsigned cmp_num(const op_value *a, bool af, const op_value *b, bool bf)
+{
+    if (!af && !bf)
+        return a->i < b->i ? O_LT : a->i > b->i ? O_GT : O_EQ;
+    if (af && bf)
+        return cmp_ff(a->f, b->f);
+    if (!af)
+        return cmp_if(a->i, b->f);
+    return (unsigned)mirror((int)cmp_if(b->i, a->f));
+}
+
+static bool is_double(const operand *x)
+{
+    return x->what == X_PATH ? x->kind == OP_F64 : x->f;
+}
+
+/* A number literal as compared with an integer optic: an integer past
+ * i64's range becomes a double past every i64 (2^63, or the double below
+ * -2^63), so that the comparison stays exact. */
+static void exact_for_ints(operand *lit, const operand *typed)
+{
+    if (lit->wide != 0 && typed->what == X_PATH && typed->kind != OP_F64)
+        lit->k.f = lit->wide > 0 ? 0x1p63 : -0x1.0000000000001p63;
+}
+
+/* A set of cases (or of bools: bit 1 true) as bits in words. */
+static int new_set(ps *P, int bits)
+{
+    int nw = (bits + 63) / 64;
+    if (!grow(P, (void **)&P->words, &P->cwords, P->nwords + nw + 1, sizeof *P->words))
+        return -1;
+    memset(P->words + P->nwords, 0, (size_t)(nw + 1) * sizeof *P->words);
+    int at = P->nwords;
+    P->nwords += nw + 1;
+    return at;
+}
+
+static void set_bit(ps *P, int at, int bit) { P->words[at + bit / 64] |= 1ull << (bit % 64); }
+
+static int set_node(ps *P, const operand *x, int bits, int words, bool negate)
+{
+    if (negate)
+        for (int b = 0; b < bits; b++)
+            P->words[words + b / 64] ^= 1ull << (b % 64);
+    int n = new_node(P, RN_SET);
+    if (n < 0)
+        return -1;
+    P->nodes[n].cls = (uint8_t)cls_of(x);
+    P->nodes[n].a = x->path;
+    P->nodes[n].items = words;
+    P->nodes[n].nitems = bits;
+    return n;
+}
+
+static int add_item(ps *P, const operand *x)
+{
+    if (!grow(P, (void **)&P->items, &P->citems, P->nitems + 1, sizeof *P->items))
+        return -1;
+    ru_item *it = &P->items[P->nitems];
+    it->v = x->k;
+    it->f = x->f;
+    it->str = x->str;
+    return P->nitems++;
+}
+
+static int const_node(ps *P, bool v)
+{
+    int n = new_node(P, RN_CONST);
+    if (n >= 0)
+        P->nodes[n].mask = v;
+    return n;
+}
+
+static const char *op_text(int type)
+{
+    switch (type) {
+    case T_EQ: return "==";
+    case T_NE: return "!=";
+    case T_LT: return "<";
+    case T_LE: return "<=";
+    case T_GT: return ">";
+    default: return ">=";
+    }
+}
+
+static int compile_cmp(ps *P, operand *L, int op, operand *R)
+{
+    char b1[200], b2[200], b3[200];
+    if (L->what == X_WORD && R->what != X_PATH)
+        return unknown_optic(P, L);
+    if (R->what == X_WORD && L->what != X_PATH)
+        return unknown_optic(P, R);
+    if (check_value(P, L) < 0 || check_value(P, R) < 0)
+        return -1;
+    if (op != T_EQ && op != T_NE) {
+        const operand *sides[2] = {L, R};
+        for (int i = 0; i < 2; i++)
+            if (cls_of(sides[i]) != RC_NUM)
+                return fail(P, sides[i]->at, "expected a number on each side of '%s', found %s",
+                            op_text(op), found_x(P, sides[i], b1, sizeof b1));
+    }
+    /* the typed side sets what the other must be */
+    operand *T = L->what == X_PATH || R->what != X_PATH ? L : R;
+    operand *O = T == L ? R : L;
+    int mask = outcome_mask(op);
+    if (T == R)
+        mask = mirror(mask);
+    int cls = cls_of(T);
+    if (O->what == X_WORD) {
+        if (cls != RC_ENUM)
+            return fail(P, O->at, "expected %s (to compare with %s), found %s",
+                        expect_x(T, b1, sizeof b1), path_label(P, T, b2, sizeof b2),
+                        found_x(P, O, b3, sizeof b3));
+        int c = case_of(T, P->t + O->at, O->end - O->at);
+        if (c < 0)
+            return not_a_case(P, T, O->at, O->end);
+        int w = new_set(P, T->ncases);
+        if (w < 0)
+            return -1;
+        set_bit(P, w, c);
+        return set_node(P, T, T->ncases, w, op == T_NE);
+    }
+    if (cls_of(O) != cls || (cls == RC_ENUM && (strcmp(T->type, O->type) != 0 || T->ncases != O->ncases)))
+        return fail(P, O->at, "expected %s (to compare with %s), found %s",
+                    expect_x(T, b1, sizeof b1), path_label(P, T, b2, sizeof b2),
+                    found_x(P, O, b3, sizeof b3));
+    if (T->what != X_PATH) {
+        /* two literals: the answer is known now */
+        unsigned out;
+        if (cls == RC_NUM)
+            out = cmp_num(&T->k, T->f, &O->k, O->f);
+        else if (cls == RC_STR)
+            out = T->k.s.n == O->k.s.n && memcmp(P->pool + T->str, P->pool + O->str, T->k.s.n) == 0
+                      ? O_EQ
+                      : O_LT;
+        else
+            out = T->k.b == O->k.b ? O_EQ : O_LT;
+        return const_node(P, (out & (unsigned)mask) != 0);
+    }
+    if (O->what != X_PATH) {
+        if (cls == RC_BOOL) {
+            int w = new_set(P, 2);
+            if (w < 0)
+                return -1;
+            set_bit(P, w, O->k.b);
+            return set_node(P, T, 2, w, op == T_NE);
+        }
+        if (cls == RC_STR) {
+            int it = add_item(P, O);
+            int n = it < 0 ? -1 : new_node(P, RN_IN);
+            if (n < 0)
+                return -1;
+            P->nodes[n].cls = RC_STR;
+            P->nodes[n].a = T->path;
+            P->nodes[n].items = it;
+            P->nodes[n].nitems = 1;
+            P->nodes[n].mask = op == T_NE;
+            return n;
+        }
+    }
+    if (O->what != X_PATH)
+        exact_for_ints(O, T);
+    int n = new_node(P, RN_CMP);
+    if (n < 0)
+        return -1;
+    ru_node *nd = &P->nodes[n];
+    nd->cls = (uint8_t)cls;
+    nd->mask = (uint8_t)mask;
+    nd->a = T->path;
+    nd->af = is_double(T);
+    nd->bf = is_double(O);
+    nd->bpath = O->what == X_PATH;
+    if (nd->bpath)
+        nd->b = O->path;
+    else
+        nd->k = O->k;
+    return n;
+}
+
+/* X in [ ... ] (the 'in' taken). */
+static int compile_in(ps *P, operand *L)
+{
+    char b1[200], b2[200];
+    if (L->what == X_WORD)
+        return unknown_optic(P, L);
+    if (L->what != X_PATH)
+        return fail(P, L->at, "expected an optic before 'in', found %s", found_x(P, L, b1, sizeof b1));
+    if (check_value(P, L) < 0)
+        return -1;
+    tok lb = take(P);
+    if (lb.type == T_ERR)
+        return -1;
+    if (lb.type != T_LB)
+        return fail(P, lb.at, "expected '[' after 'in', found %s", found_tok(P, &lb, b1, sizeof b1));
+    P->open++;
+    int cls = cls_of(L);
+    int words = -1, first = P->nitems, count = 0;
+    if (cls == RC_ENUM || cls == RC_BOOL) {
+        words = new_set(P, cls == RC_BOOL ? 2 : L->ncases);
+        if (words < 0)
+            return -1;
+    }
+    const char *want = expect_x(L, b2, sizeof b2);
+    if (peek(P).type == T_RB) {
+        take(P);
+    } else {
+        for (;;) {
+            tok k = peek(P);
+            if (k.type == T_ERR)
+                return -1;
+            if (count == RU_MAX_LIST)
+                return fail(P, k.at, "more than %d items in one list", RU_MAX_LIST);
+            if (cls == RC_ENUM) {
+                take(P);
+                if (k.type != T_IDENT)
+                    return fail(P, k.at, "expected %s, found %s", want, found_tok(P, &k, b1, sizeof b1));
+                int c = case_of(L, P->t + k.at, k.end - k.at);
+                if (c < 0)
+                    return not_a_case(P, L, k.at, k.end);
+                set_bit(P, words, c);
+            } else {
+                operand x;
+                if (k.type != T_NUM && k.type != T_STR && !is_word(P, &k, "true") &&
+                    !is_word(P, &k, "false")) {
+                    take(P);
+                    return fail(P, k.at, "expected %s, found %s", want, found_tok(P, &k, b1, sizeof b1));
+                }
+                if (parse_operand(P, &x, want) < 0)
+                    return -1;
+                if (cls_of(&x) != cls)
+                    return fail(P, x.at, "expected %s, found %s", want, found_x(P, &x, b1, sizeof b1));
+                exact_for_ints(&x, L);
+                if (cls == RC_BOOL)
+                    set_bit(P, words, x.k.b);
+                else if (add_item(P, &x) < 0)
+                    return -1;
+            }
+            count++;
+            tok s = take(P);
+            if (s.type == T_ERR)
+                return -1;
+            if (s.type == T_RB)
+                break;
+            if (s.type != T_COMMA)
+                return fail(P, s.at, "expected ',' or ']', found %s", found_tok(P, &s, b1, sizeof b1));
+        }
+    }
+    P->open--;
+    if (words >= 0)
+        return set_node(P, L, cls == RC_BOOL ? 2 : L->ncases, words, false);
+    int n = new_node(P, RN_IN);
+    if (n < 0)
+        return -1;
+    P->nodes[n].cls = (uint8_t)cls;
+    P->nodes[n].a = L->path;
+    P->nodes[n].af = is_double(L);
+    P->nodes[n].items = first;
+    P->nodes[n].nitems = P->nitems - first;
+    return n;
+}
+
+static int parse_or(ps *P, int depth);
+
+/* has(PATH) (the 'has' taken). */
+static int parse_has(ps *P)
+{
+    char b1[200];
+    take(P); /* the '(' has_call saw */
+    P->open++;
+    operand x;
+    if (parse_operand(P, &x, "an optic") < 0)
+        return -1;
+    if (x.what == X_WORD)
+        return unknown_optic(P, &x);
+    if (x.what != X_PATH)
+        return fail(P, x.at, "expected an optic in has(), found %s", found_x(P, &x, b1, sizeof b1));
+    tok rp = take(P);
+    if (rp.type == T_ERR)
+        return -1;
+    if (rp.type != T_RP)
+        return fail(P, rp.at, "expected ')' to close has(, found %s", found_tok(P, &rp, b1, sizeof b1));
+    P->open--;
+    int n = new_node(P, RN_HAS);
+    if (n >= 0)
+        P->nodes[n].a = x.path;
+    return n;
+}
+
+/* has( is the function when '(' follows the word, spaces between or not. */
+static bool has_call(ps *P, const tok *k)
+{
+    if (!is_word(P, k, "has"))
+        return false;
+    size_t p = k->end;
+    while (p < P->n && (P->t[p] == ' ' || P->t[p] == '\t'))
+        p++;
+    return p < P->n && P->t[p] == '(';
+}
+
+static int parse_primary(ps *P, int depth)
+{
+    char b1[200], b2[200];
+    tok k = peek(P);
+    if (k.type == T_ERR)
+        return -1;
+    if (k.type == T_LP) {
+        if (depth >= RU_MAX_DEPTH)
+            return fail(P, k.at, "more than %d parentheses nested", RU_MAX_DEPTH);
+        take(P);
+        P->open++;
+        int e = parse_or(P, depth + 1);
+        if (e < 0)
+            return -1;
+        tok rp = take(P);
+        if (rp.type == T_ERR)
+            return -1;
+        if (rp.type != T_RP)
+            return fail(P, rp.at, "expected '&&', '||' or ')', found %s", found_tok(P, &rp, b1, sizeof b1));
+        P->open--;
+        return e;
+    }
+    if (has_call(P, &k)) {
+        take(P);
+        return parse_has(P);
+    }
+    operand L;
+    if (parse_operand(P, &L, "an optic, a value, '!' or '('") < 0)
+        return -1;
+    tok op = peek(P);
+    if (op.type == T_ERR)
+        return -1;
+    if (op.type >= T_EQ && op.type <= T_GE) {
+        take(P);
+        operand R;
+        snprintf(b2, sizeof b2, "an optic or a value after '%s'", op_text(op.type));
+        if (parse_operand(P, &R, b2) < 0)
+            return -1;
+        return compile_cmp(P, &L, op.type, &R);
+    }
+    if (is_word(P, &op, "in")) {
+        take(P);
+        return compile_in(P, &L);
+    }
+    if (op.type == T_BAD && P->t[op.at] == '=')
+        return fail(P, op.at, "expected '==', found '='");
+    /* an operand alone: a condition when it is a bool */
+    if (L.what == X_WORD)
+        return unknown_optic(P, &L);
+    if (L.what == X_BOOL)
+        return const_node(P, L.k.b);
+    if (L.what == X_PATH && L.kind == OP_BOOL) {
+        int n = new_node(P, RN_TRUTH);
+        if (n >= 0)
+            P->nodes[n].a = L.path;
+        return n;
+    }
+    if (check_value(P, &L) < 0)
+        return -1;
+    if (L.what == X_PATH)
+        return fail(P, L.at, "expected a condition, found %s: compare it, or test has(%s)",
+                    found_x(P, &L, b1, sizeof b1), path_label(P, &L, b2, sizeof b2));
+    return fail(P, L.at, "expected a condition, found %s", found_x(P, &L, b1, sizeof b1));
+}
+
+static int parse_unary(ps *P, int depth)
+{
+    bool neg = false;
+    while (peek(P).type == T_NOT) {
+        take(P);
+        neg = !neg;
+    }
+    int e = parse_primary(P, depth);
+    if (e < 0 || !neg)
+        return e;
+    int n = new_node(P, RN_NOT);
+    if (n >= 0)
+        P->nodes[n].kid = e;
+    return n;
+}
+
+/* AND or OR: operands chained by next, iteratively (no recursion on length). */
+static int parse_chain(ps *P, int depth, int op)
+{
+    int sep = op == RN_AND ? T_AND : T_OR;
+    int first = op == RN_AND ? parse_unary(P, depth) : parse_chain(P, depth, RN_AND);
+    if (first < 0 || peek(P).type != sep)
+        return first;
+    int n = new_node(P, op);
+    if (n < 0)
+        return -1;
+    P->nodes[n].kid = first;
+    int last = first;
+    while (peek(P).type == sep) {
+        take(P);
+        int k = op == RN_AND ? parse_unary(P, depth) : parse_chain(P, depth, RN_AND);
+        if (k < 0)
+            return -1;
+        P->nodes[last].next = k;
+        last = k;
+    }
+    return n;
+}
+
+static int parse_or(ps *P, int depth) { return parse_chain(P, depth, RN_OR); }
+
+/* The text's bytes: UTF-8, and not too many lines. */
+static bool check_text(ps *P)
+{
+    const unsigned char *t = (const unsigned char *)P->t;
+    size_t n = P->n;
+    if (n > RU_MAX_BYTES) {
+        fail(P, RU_MAX_BYTES, "the text goes on past %u bytes, the limit for rules", RU_MAX_BYTES);
+        return false;
+    }
+    int lines = 1;
+    size_t i = 0;
+    while (i < n) {
+        unsigned c = t[i];
+        if (c < 0x80) {
+            if (c == '\n' && i + 1 < n && ++lines > RU_MAX_LINES) {
+                fail(P, i + 1, "more than %d lines, the limit for rules", RU_MAX_LINES);
+                return false;
+            }
+            i++;
+            continue;
+        }
+        size_t len = c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
+        bool ok = len != 0 && i + len <= n;
+        for (size_t j = 1; ok && j < len; j++)
+            ok = (t[i + j] & 0xC0) == 0x80;
+        if (ok && len == 3)
+            ok = !(c == 0xE0 && t[i + 1] < 0xA0) && !(c == 0xED && t[i + 1] >= 0xA0);
+        if (ok && len == 4)
+            ok = !(c == 0xF0 && t[i + 1] < 0x90) && !(c == 0xF4 && t[i + 1] >= 0x90);
+        if (!ok) {
+            fail(P, i, "invalid UTF-8 (byte 0x%02X)", c);
+            return false;
+        }
+        i += len;
+    }
+    return true;
+}
+
+static bool parse_rules(ps *P)
+{
+    char b1[200];
+    for (;;) {
+        tok k = take(P);
+        if (k.type == T_ERR)
+            return false;
+        if (!P->where && k.type == T_NL)
+            continue;
+        if (!P->where && k.type == T_EOF)
+            return true;
+        bool keep = true;
+        if (!P->where) {
+            if (!is_word(P, &k, "keep") && !is_word(P, &k, "drop")) {
+                fail(P, k.at, "expected 'keep' or 'drop', found %s", found_tok(P, &k, b1, sizeof b1));
+                return false;
+            }
+            keep = is_word(P, &k, "keep");
+        } else {
+            P->have = true; /* the expression starts at k */
+            P->look = k;
+        }
+        int e = parse_or(P, 0);
+        if (e < 0)
+            return false;
+        tok end = take(P);
+        if (end.type == T_ERR)
+            return false;
+        if (end.type != T_NL && end.type != T_EOF) {
+            fail(P, end.at, "expected '&&', '||' or %s, found %s",
+                 P->where ? "the end" : "end of line", found_tok(P, &end, b1, sizeof b1));
+            return false;
+        }
+        if (!grow(P, (void **)&P->rules, &P->crules, P->nrules + 1, sizeof *P->rules))
+            return false;
+        P->rules[P->nrules++] = (ru_rule){keep, k.line, e};
+        if (end.type == T_EOF)
+            return true;
+    }
+}
+
+static size_t align16(size_t n) { return (n + 15u) & ~(size_t)15u; }
+
+/* The parser's arrays, moved into one block. */
+static ru_rules *compact(ps *P)
+{
+    size_t o_rules = align16(sizeof(ru_rules));
+    size_t o_nodes = o_rules + align16((size_t)P->nrules * sizeof(ru_rule));
+    size_t o_items = o_nodes + align16((size_t)P->nnodes * sizeof(ru_node));
+    size_t o_steps = o_items + align16((size_t)P->nitems * sizeof(ru_item));
+    size_t o_words = o_steps + align16((size_t)P->nsteps * sizeof(op_field *));
+    size_t o_pool = o_words + align16((size_t)P->nwords * sizeof(uint64_t));
+    size_t total = o_pool + P->npool + 1;
+    char *b = malloc(total);
+    if (b == NULL) {
+        fail(P, 0, "out of memory");
+        return NULL;
+    }
+    ru_rules *r = (ru_rules *)(void *)b;
+    ru_rule *rules = (ru_rule *)(void *)(b + o_rules);
+    ru_node *nodes = (ru_node *)(void *)(b + o_nodes);
+    ru_item *items = (ru_item *)(void *)(b + o_items);
+    const op_field **steps = (const op_field **)(void *)(b + o_steps);
+    uint64_t *words = (uint64_t *)(void *)(b + o_words);
+    char *pool = b + o_pool;
+    if (P->nrules)
+        memcpy(rules, P->rules, (size_t)P->nrules * sizeof *rules);
+    if (P->nnodes)
+        memcpy(nodes, P->nodes, (size_t)P->nnodes * sizeof *nodes);
+    if (P->nitems)
+        memcpy(items, P->items, (size_t)P->nitems * sizeof *items);
+    if (P->nsteps)
+        memcpy(steps, P->steps, (size_t)P->nsteps * sizeof *steps);
+    if (P->nwords)
+        memcpy(words, P->words, (size_t)P->nwords * sizeof *words);
+    if (P->npool)
+        memcpy(pool, P->pool, P->npool);
+    pool[P->npool] = '\0';
+    for (int i = 0; i < P->nnodes; i++)
+        if (nodes[i].op == RN_IN && nodes[i].cls == RC_STR)
+            for (int j = 0; j < nodes[i].nitems; j++)
+                items[nodes[i].items + j].v.s.p = pool + items[nodes[i].items + j].str;
+    r->schema = P->s;
+    r->nrules = P->nrules;
+    r->tried = 0;
+    for (int i = 0; i < P->nrules; i++)
+        if (rules[i].keep)
+            r->tried = i + 1;
+    r->used = P->used;
+    r->rules = rules;
+    r->nodes = nodes;
+    r->items = items;
+    r->steps = steps;
+    r->words = words;
+    r->pool = pool;
+    return r;
+}
+
+static ru_rules *parse(const char *text, size_t n, const char *name, const op_schema *s,
+                       bool where, char *err, size_t errlen)
+{
+    if (err != NULL && errlen > 0)
+        err[0] = '\0';
+    if (!schema_fits(s, name, err, errlen))
+        return NULL;
+    ps P;
+    memset(&P, 0, sizeof P);
+    P.t = text;
+    P.n = n;
+    P.name = name;
+    P.s = s;
+    P.err = err;
+    P.errlen = errlen;
+    P.where = where;
+    P.line = 1;
+    ru_rules *r = NULL;
+    if (check_text(&P)) {
+        P.pool = malloc(n + 1); /* unescaped strings are never longer than the text */
+        if (P.pool == NULL)
+            fail(&P, 0, "out of memory");
+        else if (parse_rules(&P))
+            r = compact(&P);
+    }
+    free(P.pool);
+    free(P.nodes);
+    free(P.items);
+    free(P.steps);
+    free(P.words);
+    free(P.rules);
+    return r;
+}
+
+ru_rules *ru_parse(const char *text, size_t n, const char *name, const op_schema *s, char *err,
+                   size_t errlen)
+{
+    return parse(text, n, name, s, false, err, errlen);
+}
+
+ru_rules *ru_where(const char *expr, const op_schema *s, char *err, size_t errlen)
+{
+    return parse(expr, strlen(expr), "--where", s, true, err, errlen);
+}
+
+ru_rules *ru_load(const char *path, const op_schema *s, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) {
+        tr_say(err, errlen, "%s: cannot read: %s", path, strerror(errno));
+        return NULL;
+    }
+    struct stat st;
+    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+        fclose(f);
+        tr_say(err, errlen, "%s: cannot read: is a directory", path);
+        return NULL;
+    }
+    /* one byte past the limit, so that ru_parse reports a longer file */
+    size_t cap = (size_t)RU_MAX_BYTES + 1, n = 0;
+    char *buf = malloc(cap);
+    if (buf == NULL) {
+        fclose(f);
+        tr_say(err, errlen, "%s: out of memory", path);
+        return NULL;
+    }
+    while (n < cap) {
+        size_t got = fread(buf + n, 1, cap - n, f);
+        if (got == 0)
+            break;
+        n += got;
+    }
+    int failed = ferror(f) ? errno : 0;
+    fclose(f);
+    if (failed) {
+        free(buf);
+        tr_say(err, errlen, "%s: cannot read: %s", path, strerror(failed));
+        return NULL;
+    }
+    ru_rules *r = ru_parse(buf, n, path, s, err, errlen);
+    free(buf);
+    return r;
+}
+
+void ru_free(ru_rules *r) { free(r); }
+
+int ru_count(const ru_rules *r) { return r->nrules; }
+
+bool ru_rule_keeps(const ru_rules *r, int i) { return r->rules[i].keep; }
+
+int ru_rule_line(const ru_rules *r, int i) { return r->rules[i].line; }
+
+uint64_t ru_optics_used(const ru_rules *r) { return r->used; }
+
+/* ===================================================== the reader ===== */
+
+bool ru_reader_init(ru_reader *rd, const op_schema *s, ar_arena *a)
+{
+    memset(rd, 0, offsetof(ru_reader, val));
+    rd->schema = s;
+    rd->arena = a;
+    size_t total;
+    if (s->noptics > RU_MAX_OPTICS || !scratch_plan(s, rd->at, &total))
+        return false;
+    for (int i = 0; i < s->noptics; i++)
+        rd->can[i] = readable(s, i);
+    return true;
+}
+
+static void next_message(ru_reader *rd)
+{
+    if (++rd->gen == 0) {
+        memset(rd->seen, 0, sizeof rd->seen);
+        rd->gen = 1;
+    }
+}
+
+void ru_reader_bytes(ru_reader *rd, const uint8_t *p, size_t n)
+{
+    next_message(rd);
+    rd->reads = 0;
+    rd->model = false;
+    rd->p = p;
+    rd->n = n;
+    rd->root = NULL;
+    if (rd->arena != NULL)
+        ar_reset(rd->arena);
+}
+
+void ru_reader_model(ru_reader *rd, const void *root)
+{
+    next_message(rd);
+    rd->reads = 0;
+    rd->model = true;
+    rd->root = root;
+    rd->p = NULL;
+    rd->n = 0;
+}
+
+static bool fill(ru_reader *rd, int i, op_value *out);
+
+static inline bool read_optic(ru_reader *rd, int i, op_value *out)
+{
+    if (rd->seen[i] == rd->gen) {
+        *out = rd->val[i];
+        return rd->hit[i];
+    }
+    return fill(rd, i, out);
+}
+
+/* Reads optic i (readable) and caches it; its base through the cache. */
+static bool fill(ru_reader *rd, int i, op_value *out)
+{
+    const op_optic *o = &rd->schema->optics[i];
+    void *scratch = rd->at[i] ? rd->scratch + rd->at[i] - 1 : NULL;
+    op_value v;
+    memset(&v, 0, sizeof v);
+    bool hit;
+    if (o->source_is_root) {
+        hit = rd->model ? o->get(rd->root, &v) : o->scan(rd->p, rd->n, &v, scratch, rd->arena);
+    } else {
+        op_value b;
+        hit = read_optic(rd, o->base, &b) &&
+              (rd->model ? o->get(b.ptr, &v) : o->scan(b.bytes.p, b.bytes.n, &v, scratch, rd->arena));
+    }
+    rd->reads++;
+    rd->val[i] = v;
+    rd->hit[i] = hit;
+    rd->seen[i] = rd->gen;
+    *out = v;
+    return hit;
+}
+
+bool ru_read(ru_reader *rd, int optic, op_value *out)
+{
+    if (optic < 0 || optic >= rd->schema->noptics || !rd->can[optic])
+        return false;
+    return read_optic(rd, optic, out);
+}
+
+static inline bool read_path(const ru_rules *r, ru_reader *rd, const ru_path *p, op_value *out)
+{
+    if (!read_optic(rd, p->optic, out))
+        return false;
+    for (int s = 0; s < p->nsteps; s++) {
+        op_value v;
+        if (!r->steps[p->step + s]->get(out->ptr, &v))
+            return false;
+        *out = v;
+    }
+    return true;
+}
+
+static bool eval(const ru_rules *r, ru_reader *rd, int i)
+{
+    const ru_node *n = &r->nodes[i];
+    op_value a, b;
+    switch (n->op) {
+    case RN_AND:
+        for (int k = n->kid; k >= 0; k = r->nodes[k].next)
+            if (!eval(r, rd, k))
+                return false;
+        return true;
+    case RN_OR:
+        for (int k = n->kid; k >= 0; k = r->nodes[k].next)
+            if (eval(r, rd, k))
+                return true;
+        return false;
+    case RN_NOT:
+        return !eval(r, rd, n->kid);
+    case RN_CONST:
+        return n->mask != 0;
+    case RN_HAS:
+        return read_path(r, rd, &n->a, &a);
+    case RN_TRUTH:
+        return read_path(r, rd, &n->a, &a) && a.b;
+    case RN_SET: {
+        if (!read_path(r, rd, &n->a, &a))
+            return false;
+        unsigned x = n->cls == RC_BOOL ? (unsigned)a.b : (unsigned)a.e;
+        return x < (unsigned)n->nitems && (r->words[n->items + (int)(x / 64)] >> (x % 64) & 1u);
+    }
+    case RN_IN: {
+        if (!read_path(r, rd, &n->a, &a))
+            return false;
+        bool found = false;
+        for (int k = 0; k < n->nitems && !found; k++) {
+            const ru_item *it = &r->items[n->items + k];
+            if (n->cls == RC_STR)
+                found = a.s.n == it->v.s.n && (a.s.n == 0 || memcmp(a.s.p, it->v.s.p, a.s.n) == 0);
+            else
+                found = cmp_num(&a, n->af, &it->v, it->f) == O_EQ;
+        }
+        return found != (n->mask != 0);
+    }
+    default: { /* RN_CMP */
+        if (!read_path(r, rd, &n->a, &a))
+            return false;
+        if (n->bpath) {
+            if (!read_path(r, rd, &n->b, &b))
+                return false;
+        } else {
+            b = n->k;
+        }
+        unsigned out;
+        switch (n->cls) {
+        case RC_NUM: out = cmp_num(&a, n->af, &b, n->bf); break;
+        case RC_STR:
+            out = a.s.n == b.s.n && (a.s.n == 0 || memcmp(a.s.p, b.s.p, a.s.n) == 0) ? O_EQ : O_LT;
+            break;
+        case RC_ENUM: out = a.e == b.e ? O_EQ : O_LT; break;
+        default: out = a.b == b.b ? O_EQ : O_LT; break;
+        }
+        return (out & n->mask) != 0;
+    }
+    }
+}
+
+int ru_decide(const ru_rules *r, ru_reader *rd)
+{
+    if (rd->schema != r->schema)
+        return -1;
+    for (int i = 0; i < r->nrules; i++)
+        if (eval(r, rd, r->rules[i].expr))
+            return i;
+    return -1;
+}
+
+bool ru_judge(const ru_rules *r, ru_reader *rd)
+{
+    if (rd->schema != r->schema) /* its optic indexes mean nothing here */
+        return false;
+    for (int i = 0; i < r->tried; i++)
+        if (eval(r, rd, r->rules[i].expr))
+            return r->rules[i].keep;
+    return false;
+}
+
+/* ===================================================== printing ===== */
+
+size_t ru_format(const op_optic *o, const op_value *v, bool from_model, char *buf, size_t n)
+{
+    if (n == 0)
+        return 0;
+    uint8_t *w = (uint8_t *)buf, *wend = w + n - 1; /* room for the NUL */
+    switch (o->kind) {
+    case OP_BOOL:
+        w = js_put_raw(w, wend, v->b ? "true" : "false", v->b ? 4 : 5);
+        break;
+    case OP_I32:
+    case OP_I64:
+        w = js_put_i64(w, wend, v->i);
+        break;
+    case OP_F64:
+        w = js_put_f64(w, wend, v->f);
+        break;
+    case OP_STRING:
+        w = js_put_string(w, wend, v->s.p, v->s.n);
+        break;
+    case OP_ENUM:
+    case OP_TAG:
+        w = v->e >= 0 && v->e < o->ncases ? js_put_raw(w, wend, o->cases[v->e].p, o->cases[v->e].n)
+                                          : NULL;
+        break;
+    case OP_RECORD:
+        w = o->encode != NULL ? o->encode(w, wend, v->ptr) : NULL;
+        break;
+    case OP_RAW:
+        if (from_model)
+            w = o->encode != NULL ? o->encode(w, wend, v->ptr) : NULL;
+        else
+            w = js_put_raw(w, wend, (const char *)v->bytes.p, v->bytes.n);
+        break;
+    }
+    if (w == NULL) {
+        buf[0] = '\0';
+        return 0;
+    }
+    *w = '\0';
+    return (size_t)(w - (uint8_t *)buf);
+}

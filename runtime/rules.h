@@ -1,0 +1,161 @@
+/* rules.h: keep/drop rules over a schema's optics, judged on a message's
+ * bytes or on its decoded model.
+ *
+ * The language (one rule a line; '#' starts a comment outside strings):
+ *
+ *   keep kind == Incident && severity in [Sev1, Sev2] && tier == Critical
+ *   drop has(votes) && !(votes.count >= 10 || plan == Enterprise)
+ *
+ * Rules are tried in order; the first whose expression holds decides; when
+ * none holds the message is dropped (so an empty file drops everything). An
+ * expression goes on over the next lines while a '(' or '[' is open.
+ *   EXPR     := AND ('||' AND)*        AND := UNARY ('&&' UNARY)*
+ *   UNARY    := '!'* PRIMARY           ('!' negates the comparison after it:
+ *                                       !kind == Bug is !(kind == Bug))
+ *   PRIMARY  := '(' EXPR ')' | 'has' '(' PATH ')' | X (OP X)? | X 'in' '[' LIT,* ']'
+ *   X        := PATH | LIT             PATH := optic ('.' field)*
+ *   LIT      := a bare word (a case of the enum or union on the other side),
+ *               a JSON string, a JSON number, true, false
+ *   OP       := == != < <= > >=
+ * An identifier is an optic when the schema declares one by that name (the
+ * items of an 'in' list are always literals); true, false, in, and has
+ * before '(' are words of the language. A bool alone is a condition.
+ *
+ * Meaning. A PATH misses when its optic misses (absent field, another union
+ * case, index past the end, null optional, missing key) or a field on the
+ * way is absent: then every comparison with it is false, != included, and
+ * has() is false ('!' turns false into true as usual). Numbers compare by
+ * value: i32 and i64 exactly as integers, f64 as doubles, an integer with a
+ * double exactly (no rounding of the integer). Ordering applies to numbers
+ * only; strings (unescaped), enums, union tags and bools take ==, != and in.
+ *
+ * Loading checks everything against the op_schema and reports the first
+ * problem as "NAME:LINE:COL: what was expected, what was found" (COL counts
+ * characters): syntax, unknown optics (listing the known ones), names that
+ * are not cases (listing the cases), fields a record lacks (listing its
+ * fields), mismatched types, ordering on a non-number, a record or raw value
+ * used as a value, optics that cannot be read from a message, invalid UTF-8,
+ * malformed strings and numbers, and the limits below. The parser's
+ * recursion is bounded by RU_MAX_DEPTH, so no input nests it deeply.
+ *
+ * Memory. ru_parse and ru_load allocate one block (the compiled rules),
+ * freed by ru_free; loading allocates nothing else that outlives the call.
+ * Rules are immutable once loaded, so threads may share them. They keep
+ * pointers into the op_schema, which must outlive them (it is static).
+ * Judging allocates nothing: an ru_reader (about 14 KiB; on the caller's
+ * stack or reused) holds a cache of the optics read for the current message,
+ * the scratch record optics are scanned into, and the caller's arena, which
+ * the bytes reader resets per message and scanners unescape strings into
+ * (give it at least the largest message's size, or an escaped string may
+ * miss). Values read stay valid until the next message is set.
+ */
+#ifndef TR_RULES_H
+#define TR_RULES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "arena.h"
+#include "optic.h"
+
+/* Limits on a rules text; each is an error naming the place it is passed. */
+#define RU_MAX_BYTES (1u << 20) /* a rules text's length */
+#define RU_MAX_LINES 65536      /* its lines */
+#define RU_MAX_DEPTH 64         /* '(' nesting in one expression */
+#define RU_MAX_LIST 256         /* items of one 'in' list */
+/* Limits on the schema (rules for a schema past them fail to load). */
+#define RU_MAX_OPTICS 256       /* optics a schema declares */
+#define RU_SCRATCH 8192         /* its record optics' rec_size, summed (16-aligned) */
+
+typedef struct ru_rules ru_rules;
+
+/* Compiles rules from text (n bytes, no terminator needed) for schema s;
+ * name stands for the file in messages. NULL on failure, with the message
+ * in err (when errlen > 0). */
+__attribute__((warn_unused_result)) ru_rules *ru_parse(const char *text, size_t n,
+                                                       const char *name, const op_schema *s,
+                                                       char *err, size_t errlen);
+
+/* The same from a file ("PATH: cannot read: ..." when it cannot be read). */
+__attribute__((warn_unused_result)) ru_rules *ru_load(const char *path, const op_schema *s,
+                                                      char *err, size_t errlen);
+
+/* One rule `keep EXPR` from a NUL-terminated expression (the command line's
+ * --where); "--where" names it in messages, and columns count from EXPR's
+ * first character. Newlines in EXPR are spaces. */
+__attribute__((warn_unused_result)) ru_rules *ru_where(const char *expr, const op_schema *s,
+                                                       char *err, size_t errlen);
+
+void ru_free(ru_rules *r);
+
+/* How many rules; rule i keeps (true) or drops, and its line (1-based). */
+int ru_count(const ru_rules *r);
+bool ru_rule_keeps(const ru_rules *r, int i);
+int ru_rule_line(const ru_rules *r, int i);
+
+/* The optics the rules read (bit i: optic i), bases included; bit 63 stands
+ * for every optic from 63 on. For a caller that wants to know what a
+ * verdict costs. */
+uint64_t ru_optics_used(const ru_rules *r);
+
+/* Reading one message's optics, each at most once. Private fields: set up
+ * with ru_reader_init, then one ru_reader_bytes or ru_reader_model per
+ * message. */
+typedef struct {
+    const op_schema *schema;
+    ar_arena *arena;
+    const uint8_t *p; /* the message's bytes, or */
+    size_t n;
+    const void *root; /* or its decoded root */
+    bool model;       /* which of the two */
+    uint32_t gen;     /* val[i] holds this message's optic i when seen[i] == gen */
+    uint32_t seen[RU_MAX_OPTICS];
+    bool hit[RU_MAX_OPTICS];
+    bool can[RU_MAX_OPTICS];    /* optic i can be read from a message */
+    uint16_t at[RU_MAX_OPTICS]; /* record optics: 1 + offset into scratch */
+    uint64_t reads;             /* optics read for this message, bases included */
+    op_value val[RU_MAX_OPTICS];
+    _Alignas(16) unsigned char scratch[RU_SCRATCH];
+} ru_reader;
+
+/* Binds a reader to a schema and an arena (the bytes reader's; NULL is fine
+ * for the model reader). false when the schema is past the limits above
+ * (never for a schema some rules loaded against). */
+__attribute__((warn_unused_result)) bool ru_reader_init(ru_reader *rd, const op_schema *s,
+                                                        ar_arena *a);
+
+/* The next message: n bytes at p (one whole message, read by
+ * op_scan_message's rules: through its base when an optic has one, the base
+ * scanned once for all optics sharing it), which must stay put while it is
+ * judged; resets the arena. */
+void ru_reader_bytes(ru_reader *rd, const uint8_t *p, size_t n);
+
+/* The next message: a decoded root (of the root type's C struct). */
+void ru_reader_model(ru_reader *rd, const void *root);
+
+/* Optic i of the current message, through the cache: false on a miss, or
+ * when i cannot be read from a message. */
+bool ru_read(ru_reader *rd, int optic, op_value *out);
+
+/* The verdict on the current message: keep (true) or drop. Optics are read
+ * lazily, in the order the expressions need them, and && and || stop
+ * early. A reader bound to another schema than r's judges nothing (drop;
+ * ru_decide: -1). */
+bool ru_judge(const ru_rules *r, ru_reader *rd);
+
+/* The rule that decides the current message, or -1 when none holds. */
+int ru_decide(const ru_rules *r, ru_reader *rd);
+
+/* Writes optic o's value v as text into buf (NUL-terminated): an enum or a
+ * tag as its case name, a string JSON-escaped in quotes, numbers as JSON,
+ * true/false, a record as JSON (o->encode), a raw value as its bytes (from
+ * the bytes reader) or encoded (from the model: from_model true). Returns
+ * the length written, or 0 when buf is too small or the value has no
+ * text (a case index out of range, a non-finite double, no encoder). */
+size_t ru_format(const op_optic *o, const op_value *v, bool from_model, char *buf, size_t n);
+
+/* Whether the reader's current message is a decoded model (for ru_format). */
+static inline bool ru_reader_is_model(const ru_reader *rd) { return rd->model; }
+
+#endif
