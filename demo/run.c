@@ -250,6 +250,7 @@ static void jstr(const jdoc *d, int obj, const char *key, char *buf, size_t cap)
 typedef struct {
     const char *policy;
     child *up;        /* the session's upstream, for its line after each run */
+    uint64_t conn;    /* the upstream's connection number of this run (from 1) */
     uint64_t threads;
     bool json, progress;
     vf_level verify; /* the filter's */
@@ -337,13 +338,17 @@ static bool read_downstream(result *r, const char *line)
     return true;
 }
 
-/* The upstream's line for the connection just served (services.c). */
-static void read_upstream_line(result *r, child *up, int timeout_ms)
+/* The upstream's line for connection conn (services.c); lines of earlier
+ * connections that a failed run left unread are skipped. */
+static void read_upstream_line(result *r, child *up, uint64_t conn, int timeout_ms)
 {
     static char line[1024];
     static jdoc d;
-    if (!read_line(up, line, sizeof line, timeout_ms) || !jparse(&d, line) ||
-        jfind(&d, 0, "max_rss_kb") < 0)
+    do {
+        if (!read_line(up, line, sizeof line, timeout_ms) || !jparse(&d, line))
+            return;
+    } while (ju64(&d, 0, "connection") < conn);
+    if (ju64(&d, 0, "connection") != conn || jfind(&d, 0, "max_rss_kb") < 0)
         return;
     r->up_known = true;
     r->up_pool = ju64(&d, 0, "pool");
@@ -421,7 +426,7 @@ static void one_run(result *r, pp_reader reader, const char *up, uint64_t count,
     int fst = reap(&flt);
     /* The upstream has served the connection when the filter got to its
      * end; a filter that failed may never have connected to it. */
-    read_upstream_line(r, o->up, fst == 0 ? 30000 : 0);
+    read_upstream_line(r, o->up, o->conn, fst == 0 ? 30000 : 200);
     /* A filter that failed may never have connected to the downstream. */
     bool ds_done = read_all(&ds, dout, sizeof dout, fst == 0 ? -1 : 5000);
     int dst = ds_done ? reap(&ds) : (stop(&ds), -1);
@@ -498,9 +503,10 @@ static void report_text(const result *r, const run_opts *o)
                (unsigned long long)r->ds_received, (unsigned long long)tl_kept(&r->t),
                (unsigned long long)r->ds_decoded, (unsigned long long)r->ds_kept);
     if (r->up_known)
-        printf("  upstream: %llu distinct messages (%.1f MB of frames), cycled; its max RSS "
+        printf("  upstream: %llu distinct messages (%.1f MB of frames)%s; its max RSS "
                "%.1f MB, which does not grow with N\n",
                (unsigned long long)r->up_pool, (double)r->up_pool_bytes / 1e6,
+               r->t.messages > r->up_pool ? ", cycled" : "",
                (double)r->up_max_rss_kb * 1024 / 1e6);
     if (!r->ok)
         printf("  CHECK FAILED: %s\n", r->why);
@@ -595,6 +601,7 @@ static bool session(uint64_t count, const pp_reader *readers, int nreaders, cons
     note(o->progress, "", 0);
     bool ok = true;
     for (int i = 0; i < nreaders; i++) {
+        o_.conn = (uint64_t)i + 1;
         one_run(&res[i], readers[i], up_addr, count, o, timed);
         if (o->progress)
             fprintf(stderr, "\r\033[K");
@@ -665,7 +672,7 @@ int cmd_run(int argc, char **argv)
 {
     uint64_t count = 200000, warmup = UINT64_MAX, threads = 1;
     gen_opts g = {1, 7, 4096, "late", false, 1};
-    run_opts o = {NULL, NULL, 1, false, false, VF_OFF, false};
+    run_opts o = {.threads = 1, .verify = VF_OFF};
     bool ratio_set = false;
     const char *reader_s = "all";
     bool bad = false, have_n = false;
