@@ -182,6 +182,29 @@ enum G { H I }
 optic g = A.b.c[3].d raw
 optic deep = E.u.V.f[0][1].g
 """,
+    # Map steps: keys with escapes, empty, non-ASCII, '*/' and trigraphs (in
+    # comments), composed, after an index, in a row; a tag needing escapes.
+    "map_keys": r"""
+root A
+record A { tags: map<string>  people: map<P>  mm: map<map<i32>>  l: list<map<E>>  u: U }
+record P { name: string  team: T }
+record T { name: string }
+enum E { X Y }
+union U tag "ty\"pe/*??/" { C1 { m: map<P> } C2 { x: i32 } }
+optic env = A.tags["env"]
+optic esc = A.tags["a\"b\\c\n\u00e9*/??/\/"]
+optic utf8 = A.tags["é€😀"]
+optic pair = A.tags["\ud83d\ude00"]
+optic empty = A.tags[""]
+optic team = A.people["x"].team.name
+optic personRaw = A.people["x"] raw
+optic mm = A.mm["a"]["b"]
+optic lm = A.l[2147483647]["k"]
+optic c1 = U.C1.m["zz"].name
+optic people = A.people raw
+optic pname = P.team.name
+optic pteam = personRaw . pname
+""",
 }
 
 

@@ -3,6 +3,7 @@
 Run from the repo root: PYTHONPATH=gen python3 -m unittest discover -s gen/tests
 """
 
+import json
 import os
 import re
 import shutil
@@ -204,6 +205,37 @@ class CStringLiteral(unittest.TestCase):
                            check=True)
             out = subprocess.run([exe], check=True, stdout=subprocess.PIPE).stdout
         self.assertEqual(out.split(b"\0")[:-1], [s.encode("utf-8") for s in samples])
+
+
+class JsonStrings(unittest.TestCase):
+    """Map keys and union tags are JSON strings: how the generator writes them."""
+
+    def test_json_quote_escapes_like_the_encoder(self):
+        self.assertEqual(names.json_quote("type"), '"type"')
+        self.assertEqual(names.json_quote('a"b\\c'), '"a\\"b\\\\c"')
+        self.assertEqual(names.json_quote("\n\t\x01/é"), '"\\n\\t\\u0001/é"')
+
+    def test_json_comment_is_safe_in_a_comment(self):
+        for s in ("*/", "/*", "a*/b", "x??/", "???=", "é€😀", "\x00\n", 'q"'):
+            c = names.json_comment(s)
+            self.assertTrue(c.isascii() and c.isprintable(), c)
+            self.assertNotIn("*/", c)
+            self.assertNotIn("/*", c)
+            self.assertNotIn("??", c)
+            self.assertEqual(json.loads(c), s)
+        self.assertEqual(names.json_comment("type"), '"type"')
+
+    def test_comment_text(self):
+        self.assertEqual(names.comment_text("a/*b*/c??/"), "a/ *b* /c?\\?/")
+
+    def test_re2c_string(self):
+        self.assertEqual(names.re2c_string("type"), '"\\"type\\""')
+        self.assertEqual(names.re2c_string("a b"), '"\\"a\\x20b\\""')
+        self.assertEqual(names.re2c_string("é"), '"\\"\\xC3\\xA9\\""')
+        self.assertEqual(names.re2c_string(""), '"\\"\\""')
+        # a key JSON must escape has no unescaped spelling: the slow path reads it
+        for s in ('a"b', "a\\b", "\n", "\x00"):
+            self.assertIsNone(names.re2c_string(s))
 
 
 if __name__ == "__main__":

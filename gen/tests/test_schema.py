@@ -581,6 +581,112 @@ class Checks(unittest.TestCase):
                           "duplicate field 'x' in 'A'"])
 
 
+class MapSteps(unittest.TestCase):
+    """Optic steps into a map by a key, written as a JSON string."""
+
+    maxDiff = None
+    BASE = ("root A",                                          # 1
+            "record A { m: map<B>  l: list<B>  s: map<string>  b: B }",  # 2
+            "record B { x: i32  mm: map<map<i32>> }")          # 3
+
+    def parse(self, *optics):
+        return parse(lines(*self.BASE, *optics), F)
+
+    def errors(self, *optics):
+        with self.assertRaises(SchemaError) as cm:
+            self.parse(*optics)
+        return str(cm.exception)
+
+    def steps(self, o):
+        return [(st.kind, st.key if st.kind == "key" else st.index if st.kind == "index"
+                 else st.name, st.type.spell()) for st in o.steps]
+
+    def test_key_then_fields_and_keys(self):
+        s = self.parse('optic x = A.m["k"].x', 'optic y = A.m["k"].mm["a"]["b"]',
+                       'optic r = A.m["k"] raw', 'optic z = A.l[0].mm["q"] raw')
+        x, y, r, z = s.optics
+        self.assertEqual(self.steps(x), [("field", "m", "map<B>"), ("key", "k", "B"),
+                                         ("field", "x", "i32")])
+        self.assertEqual(self.steps(y)[-2:], [("key", "a", "map<i32>"), ("key", "b", "i32")])
+        self.assertEqual(r.focus.spell(), "B")
+        self.assertEqual(z.focus.spell(), "map<i32>")
+        self.assertEqual(x.steps[1].pos, Pos(F, 4, 15))
+
+    def test_key_escapes_are_json(self):
+        s = self.parse(r'optic a = A.s["a\"b\\c\/\b\f\n\r\t"]', r'optic e = A.s["\u00e9"]',
+                       r'optic p = A.s["\ud83d\ude00"]', 'optic u = A.s["é"]',
+                       'optic empty = A.s[""]')
+        self.assertEqual([o.steps[1].key for o in s.optics],
+                         ['a"b\\c/\b\f\n\r\t', "é", "\U0001F600", "é", ""])
+
+    def test_key_composes(self):
+        s = self.parse('optic b = A.m["k"] raw', "optic x = B.x", "optic bx = b . x")
+        self.assertEqual(self.steps(s.optics[2]), [("field", "m", "map<B>"), ("key", "k", "B"),
+                                                   ("field", "x", "i32")])
+
+    def test_bad_escape(self):
+        self.assertEqual(self.errors(r'optic a = A.s["ab\x"]'),
+                         "t.schema:4:18: error: invalid escape '\\x' in a string "
+                         "(JSON has \\\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX)")
+
+    def test_short_unicode_escape(self):
+        self.assertEqual(self.errors(r'optic a = A.s["\u12g4"]'),
+                         "t.schema:4:16: error: \\u needs four hex digits")
+
+    def test_lone_surrogates(self):
+        self.assertEqual(self.errors(r'optic a = A.s["x\ud800"]', r'optic b = A.s["\udc00"]'),
+                         "t.schema:4:17: error: \\ud800 starts a surrogate pair that no "
+                         "\\uDC00-\\uDFFF completes\n"
+                         "t.schema:5:16: error: \\udc00 is the second half of a surrogate pair, "
+                         "without the first")
+
+    def test_raw_control_character(self):
+        self.assertEqual(self.errors('optic a = A.s["a\tb"]'),
+                         "t.schema:4:17: error: a raw control character (byte 0x09) in a "
+                         "string; write it as \\u0009")
+
+    def test_key_on_a_record(self):
+        self.assertEqual(self.errors('optic a = A.b["x"]'),
+                         "t.schema:4:15: error: a key needs a map, and 'B' is not one")
+
+    def test_key_on_a_list(self):
+        self.assertEqual(self.errors('optic a = A.l["x"]'),
+                         "t.schema:4:15: error: a key needs a map, and 'list<B>' is not one "
+                         "(a list's items are read by index, as in [0])")
+
+    def test_index_on_a_map(self):
+        self.assertEqual(self.errors("optic a = A.m[0]"),
+                         "t.schema:4:15: error: an index needs a list, and 'map<B>' is not one "
+                         "(a map's values are read by key, as in [\"key\"])")
+
+    def test_field_on_a_map(self):
+        self.assertEqual(self.errors("optic a = A.m.x"),
+                         "t.schema:4:15: error: cannot step into 'x': 'map<B>' has no fields "
+                         "(a map's values are read by key, as in [\"x\"])")
+
+    def test_map_focus_must_be_raw(self):
+        self.assertEqual(self.errors('optic a = B.mm["k"]'),
+                         "t.schema:4:7: error: an optic focused on a map must be raw "
+                         "(write 'raw' after the path)")
+
+    def test_neither_index_nor_key(self):
+        self.assertEqual(self.errors("optic a = A.m[x]"),
+                         "t.schema:4:15: error: expected a list index or a map key in quotes, "
+                         "as in [0] or [\"key\"], found 'x'")
+
+    def test_index_too_large(self):
+        self.assertEqual(self.errors("optic a = A.l[2147483648].x"),
+                         "t.schema:4:15: error: a list index must be at most 2147483647")
+
+    def test_tag_is_json_too(self):
+        s = parse(lines("root A", "record A { u: U }", r'union U tag "t\u00e9\"" { B { x: i32 } }'), F)
+        self.assertEqual(s.decls["U"].tag, 't\u00e9"')
+        with self.assertRaises(SchemaError) as cm:
+            parse(lines("root A", "record A { u: U }", r'union U tag "t\q" { B { x: i32 } }'), F)
+        self.assertEqual(str(cm.exception), "t.schema:3:15: error: invalid escape '\\q' in a "
+                         "string (JSON has \\\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX)")
+
+
 class EnumCollision(unittest.TestCase):
     """Distinct cases whose C constants collide are a schema error."""
 

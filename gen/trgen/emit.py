@@ -8,8 +8,9 @@ function of the schema and the generator alone: no dates, no absolute paths.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
-from typing import Dict, List
+from typing import Dict, List, Optional
 
 import jinja2
 
@@ -116,6 +117,25 @@ def key_table(keys: List[tuple]) -> KeyTable:
     return t
 
 
+def step_text(st) -> str:
+    """One step of a path as a comment writes it: .name, [0] or ["key"]."""
+    if st.kind == "index":
+        return f"[{st.index}]"
+    if st.kind == "key":
+        return f"[{names.json_comment(st.key)}]"
+    return "." + st.name
+
+
+def path_text(o) -> str:
+    """An optic's path, composition flattened: Issue.detail.Incident.severity."""
+    return o.source.spell() + "".join(step_text(st) for st in o.steps)
+
+
+def key_text(k: str) -> str:
+    """A key in a comment: as it is when it is a plain name, else as JSON."""
+    return k if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", k) else names.json_comment(k)
+
+
 def c_char(ch: str) -> str:
     """A one-byte C character constant."""
     b = ord(ch)
@@ -147,6 +167,20 @@ class Model:
         # without unused-function warnings.
         self.all = self._selection(None)
         self.reached = self._selection(self._reachable())
+        # The maps optics read by key: their lookup helpers (the getters), and
+        # the keys the random generator plants so those optics can hit.
+        self.key_maps: List[TypeRef] = []
+        self.map_keys: Dict[str, List[str]] = {}
+        for o in self.optics:
+            cur = o.source
+            for st in o.steps:
+                if st.kind == "key":
+                    if mangle(cur) not in self.map_keys:
+                        self.key_maps.append(cur)
+                        self.map_keys[mangle(cur)] = []
+                    if st.key not in self.map_keys[mangle(cur)]:
+                        self.map_keys[mangle(cur)].append(st.key)
+                cur = st.type
 
     def _reachable(self) -> set:
         """ids of the declarations the root reaches, and mangled containers."""
@@ -257,6 +291,8 @@ def render(s: Schema, schema_path: str) -> Dict[str, str]:
         keep_trailing_newline=True,
         autoescape=False,
     )
+    env.filters["q"] = names.json_comment  # a JSON string safe in a comment
+    env.filters["key_text"] = key_text
     env.globals.update(
         names=names,
         ctype=ctype,
@@ -268,6 +304,8 @@ def render(s: Schema, schema_path: str) -> Dict[str, str]:
         focus_ctype=focus_ctype,
         by_pointer=by_pointer,
         c_char=c_char,
+        path_text=path_text,
+        re2c_string=names.re2c_string,
         isinstance=isinstance,
         Record=Record,
         Union=Union,
@@ -336,13 +374,14 @@ def view_types(m: "Model") -> List[str]:
 class Level:
     """One object or array a scanner passes through on its way to the focus.
 
-    kind "object": find the member `key` (and, when `case` is set, check the
+    kind "object": find the member `key`, a field's name or a map's key
+    (and, when `case` is set, check the
     union's tag names that case, wherever the tag stands); "tag": read only
     the union's tag; "index": take element `index` of an array."""
 
     kind: str
     label: str
-    key: str = ""
+    key: Optional[str] = None  # "" is a key too (a map's)
     union: object = None
     case: object = None
     index: int = 0
@@ -353,7 +392,7 @@ class Level:
         out = []
         if self.union is not None:
             out.append(self.union.tag)
-        if self.key:
+        if self.key is not None:
             out.append(self.key)
         return out
 
@@ -416,6 +455,8 @@ def scanner_plan(o, root) -> Scanner:
             levels.append(Level("tag", f"{cur.spell()}.{st.name}", union=cur.decl))
         elif st.kind == "index":
             levels.append(Level("index", f"{cur.spell()}[{st.index}]", index=st.index))
+        elif st.kind == "key":  # a map is an object: its key is found like a field's
+            levels.append(Level("object", f"{cur.spell()}{step_text(st)}", key=st.key))
         cur = st.type
     if pending_case is not None:  # the focus is the case itself: check the tag only
         levels.append(Level("case", f"{pending_case.union.name}.{pending_case.name}",

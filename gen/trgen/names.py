@@ -61,3 +61,70 @@ def c_string_literal(s: str) -> str:
         else:
             out.append(f"\\{b:03o}")
     return '"' + "".join(out) + '"'
+
+
+_JSON_SHORT = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r",
+               "\t": "\\t"}
+
+
+def json_quote(s: str) -> str:
+    """s as a JSON string, escaped the way the encoder (js_put_string) escapes:
+    '"', '\\' and control characters; UTF-8 as it is."""
+    out = []
+    for ch in s:
+        if ch in _JSON_SHORT:
+            out.append(_JSON_SHORT[ch])
+        elif ord(ch) < 0x20:
+            out.append(f"\\u{ord(ch):04x}")
+        else:
+            out.append(ch)
+    return '"' + "".join(out) + '"'
+
+
+def json_comment(s: str) -> str:
+    """s as a JSON string that is safe inside a C or re2c comment: ASCII only
+    (\\uXXXX beyond), no '*/' or '/*' (a '*' next to a '/' is written \\u002a),
+    no trigraph ('?' after '?' is written \\u003f). Still the same JSON value."""
+    out = []
+    prev = ""
+    for i, ch in enumerate(s):
+        nxt = s[i + 1] if i + 1 < len(s) else ""
+        if ch in _JSON_SHORT:
+            e = _JSON_SHORT[ch]
+        elif ord(ch) < 0x20 or ord(ch) > 0x7E:
+            e = "".join(f"\\u{u:04x}" for u in _utf16(ch))
+        elif ch == "*" and "/" in (prev, nxt):
+            e = "\\u002a"
+        elif ch == "?" and prev == "?":
+            e = "\\u003f"
+        else:
+            e = ch
+        out.append(e)
+        prev = ch
+    return '"' + "".join(out) + '"'
+
+
+def _utf16(ch: str):
+    b = ch.encode("utf-16-be")
+    return [int.from_bytes(b[i:i + 2], "big") for i in range(0, len(b), 2)]
+
+
+def comment_text(s: str) -> str:
+    """Arbitrary text (a file name) made safe inside a C comment."""
+    return s.replace("*/", "* /").replace("/*", "/ *").replace("??", "?\\?")
+
+
+def re2c_string(s: str):
+    """A re2c "..." literal matching the bytes of s written as a JSON string
+    with no escapes, quotes included; None when JSON needs an escape in it
+    (a '"', a '\\' or a control character: the message's spelling then holds
+    a backslash, which the scanners read on their slow path). Bytes other
+    than letters, digits and '_' are written \\xNN."""
+    if any(ch in '"\\' or ord(ch) < 0x20 for ch in s):
+        return None
+    out = ['"\\"']
+    for b in s.encode("utf-8"):
+        ch = chr(b)
+        out.append(ch if ch.isascii() and (ch.isalnum() or ch == "_") else f"\\x{b:02X}")
+    out.append('\\""')
+    return "".join(out)

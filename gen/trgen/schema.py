@@ -123,10 +123,11 @@ Decl = TUnion[Record, Enum, Union]
 class Step:
     """One step of an optic path: a field, a union case, an index, the tag."""
 
-    kind: str  # "field" | "case" | "index" | "tag" | "optic"
+    kind: str  # "field" | "case" | "index" | "key" | "tag"
     pos: Pos
     name: str = ""
     index: int = 0
+    key: str = ""  # for "key": the map key, unescaped
     field: Optional[Field] = None  # for "field"
     case: Optional[Record] = None  # for "case"
     optic: Optional["Optic"] = None  # for "optic" (composition)
@@ -139,7 +140,7 @@ class Optic:
     pos: Pos
     root: str = ""  # the type the path starts from, as written
     root_pos: Optional[Pos] = None
-    parts: List[tuple] = field(default_factory=list)  # raw parse: (kind, name/index, pos)
+    parts: List[tuple] = field(default_factory=list)  # raw parse: (kind, name/index/key, pos)
     raw: bool = False
     compose: List[tuple] = field(default_factory=list)  # (name, pos) when composed
     source: Optional[TypeRef] = None  # resolved: where the path starts
@@ -174,8 +175,63 @@ class Schema:
 _TOKEN = re.compile(
     r"(?P<ws>[ \t\r]+)|(?P<nl>\n)|(?P<comment>#[^\n]*)"
     r"|(?P<ident>[A-Za-z_][A-Za-z0-9_]*)|(?P<int>-?[0-9]+)"
-    r"|(?P<str>\"[^\"\n]*\")|(?P<punct>[{}<>()\[\]:=.,@])"
+    r"|(?P<str>\"(?:[^\"\\\n]|\\[^\n])*\")|(?P<punct>[{}<>()\[\]:=.,@])"
 )
+
+
+_ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r",
+            "t": "\t"}
+
+
+def json_string(text: str):
+    """A string literal as written in the schema (quotes included), read as
+    JSON reads it. Returns (value, None), or (None, (offset, message)) for
+    the first thing JSON does not allow, offset counted from the opening
+    quote."""
+    out = []
+    i, n = 1, len(text) - 1
+    while i < n:
+        ch = text[i]
+        if ord(ch) < 0x20:
+            return None, (i, f"a raw control character (byte 0x{ord(ch):02x}) in a string; "
+                             f"write it as \\u{ord(ch):04x}")
+        if ch != "\\":
+            out.append(ch)
+            i += 1
+            continue
+        e = text[i + 1]
+        if e in _ESCAPES:
+            out.append(_ESCAPES[e])
+            i += 2
+            continue
+        if e != "u":
+            shown = f"'\\{e}'" if e.isprintable() else f"a backslash before byte 0x{ord(e):02x}"
+            return None, (i, f"invalid escape {shown} in a string "
+                             "(JSON has \\\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX)")
+        u = _hex4(text, i + 2)
+        if u is None:
+            return None, (i, "\\u needs four hex digits")
+        if 0xDC00 <= u <= 0xDFFF:
+            return None, (i, f"\\u{text[i + 2:i + 6]} is the second half of a surrogate pair, "
+                             "without the first")
+        if 0xD800 <= u <= 0xDBFF:
+            lo = _hex4(text, i + 8) if text[i + 6:i + 8] == "\\u" else None
+            if lo is None or not 0xDC00 <= lo <= 0xDFFF:
+                return None, (i, f"\\u{text[i + 2:i + 6]} starts a surrogate pair that "
+                                 "no \\uDC00-\\uDFFF completes")
+            out.append(chr(0x10000 + ((u - 0xD800) << 10) + (lo - 0xDC00)))
+            i += 12
+            continue
+        out.append(chr(u))
+        i += 6
+    return "".join(out), None
+
+
+def _hex4(text: str, i: int):
+    h = text[i:i + 4]
+    if len(h) == 4 and all(c in "0123456789abcdefABCDEF" for c in h):
+        return int(h, 16)
+    return None
 
 
 @dataclass
@@ -308,6 +364,15 @@ class _Parser:
         self.expect(")")
         f.range = (lo, hi, name.pos)
 
+    def string(self, tok: Tok) -> Optional[str]:
+        """A string token's value, read as JSON; a bad one is reported at the
+        character that is wrong, and None comes back."""
+        value, bad = json_string(tok.text)
+        if bad is not None:
+            off, msg = bad
+            self.diags.append(Diagnostic(Pos(tok.pos.file, tok.pos.line, tok.pos.col + off), msg))
+        return value
+
     def integer(self) -> int:
         t = self.peek()
         if t.kind != "int":
@@ -338,7 +403,8 @@ class _Parser:
             if tag.kind != "str" or len(tag.text) < 3:
                 self.fail(tag, 'the tag field\'s name in quotes, as in tag "type"')
             self.next()
-            u.tag, u.tag_pos = tag.text[1:-1], tag.pos
+            value = self.string(tag)
+            u.tag, u.tag_pos = (value if value is not None else tag.text[1:-1]), tag.pos
         self.expect("{")
         while self.peek().text != "}":
             case = self.ident("a case name or '}'")
@@ -385,11 +451,21 @@ class _Parser:
                         self.fail(step, "a field or case name")
                     self.next()
                     o.parts.append(("name", step.text, step.pos))
+                elif self.peek().kind == "str":
+                    key = self.next()
+                    value = self.string(key)
+                    self.expect("]")
+                    o.parts.append(("key", value if value is not None else "", key.pos))
                 else:
                     idx = self.peek()
+                    if idx.kind != "int":
+                        self.fail(idx, 'a list index or a map key in quotes, as in [0] or ["key"]')
                     n = self.integer()
                     if n < 0:
                         self.diags.append(Diagnostic(idx.pos, "a list index must be 0 or more"))
+                    elif n > INT_RANGE["i32"][1]:
+                        self.diags.append(Diagnostic(idx.pos, f"a list index must be at most "
+                                                              f"{INT_RANGE['i32'][1]}"))
                     self.expect("]")
                     o.parts.append(("index", n, idx.pos))
         if self.peek().text == "raw":
@@ -587,9 +663,16 @@ class _Checker:
     def step(self, cur: TypeRef, kind: str, val, pos: Pos) -> Optional[Step]:
         if kind == "index":
             if cur.kind != "list":
-                self.err(pos, f"an index needs a list, and '{cur.spell()}' is not one")
+                hint = " (a map's values are read by key, as in [\"key\"])" if cur.kind == "map" else ""
+                self.err(pos, f"an index needs a list, and '{cur.spell()}' is not one{hint}")
                 return None
             return Step("index", pos, index=val, type=cur.elem)
+        if kind == "key":
+            if cur.kind != "map":
+                hint = " (a list's items are read by index, as in [0])" if cur.kind == "list" else ""
+                self.err(pos, f"a key needs a map, and '{cur.spell()}' is not one{hint}")
+                return None
+            return Step("key", pos, key=val, type=cur.elem)
         d = cur.decl if cur.kind in ("named", "case") else None
         if isinstance(d, Union):
             if val == d.tag:
@@ -608,7 +691,12 @@ class _Checker:
             owner = f"{d.union.name}.{d.name}" if d.is_case else d.name
             self.err(pos, f"'{owner}' has no field '{val}'")
             return None
-        self.err(pos, f"cannot step into '{val}': '{cur.spell()}' has no fields")
+        hint = ""
+        if cur.kind == "list":
+            hint = " (a list's items are read by index, as in [0])"
+        elif cur.kind == "map":
+            hint = f" (a map's values are read by key, as in [\"{val}\"])"
+        self.err(pos, f"cannot step into '{val}': '{cur.spell()}' has no fields{hint}")
         return None
 
     def compose(self, o: Optic, by_name: Dict[str, Optic]):
