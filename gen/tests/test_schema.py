@@ -785,6 +785,37 @@ class CommandLine(unittest.TestCase):
             self.assertEqual(r.stderr, f"{bad}:2:19: error: unexpected character ';'\n"
                                        "1 error; nothing written\n")
 
+    @unittest.skipUnless(HAVE_JINJA, "jinja2 is not installed")
+    def test_removes_scanners_of_removed_optics(self):
+        with tempfile.TemporaryDirectory() as d:
+            sch = os.path.join(d, "s.schema")
+            out = os.path.join(d, "out")
+            base = ("root A", "record A { x: i32  y: string }")
+            with open(sch, "w") as f:
+                f.write(lines(*base, "optic x = A.x", "optic y = A.y"))
+            self.assertEqual(run_trgen(sch, out).returncode, 0)
+            # what re2c makes of each scanner, a temporary of an interrupted
+            # run, and files that are not the generator's
+            others = ["tr_scan_y.re.orig", "tr_scan_y.o", "notes.txt", ".stamp", "tr_scan_.c"]
+            for n in ["tr_scan_x.c", "tr_scan_y.c", "tr_scan_y.re.tmp", "tr_model.h.tmp"] + others:
+                open(os.path.join(out, n), "w").close()
+            with open(sch, "w") as f:
+                f.write(lines(*base, "optic x = A.x"))
+            self.assertEqual(run_trgen(sch, out).returncode, 0)
+            left = set(os.listdir(out))
+            self.assertIn("tr_scan_x.re", left)
+            self.assertIn("tr_scan_x.c", left)
+            self.assertEqual(left & {"tr_scan_y.re", "tr_scan_y.c", "tr_scan_y.re.tmp",
+                                     "tr_model.h.tmp"}, set())
+            self.assertTrue(set(others) <= left)
+            with open(os.path.join(out, "optics.mk")) as f:
+                self.assertIn("OPTICS := x\n", f.read())
+            # a schema error removes nothing
+            with open(sch, "w") as f:
+                f.write(lines(*base, "optic z = A.z"))
+            self.assertEqual(run_trgen(sch, out).returncode, 1)
+            self.assertEqual(set(os.listdir(out)), left)
+
     def test_missing_file(self):
         with tempfile.TemporaryDirectory() as d:
             r = run_trgen(os.path.join(d, "none.schema"), os.path.join(d, "out"))
