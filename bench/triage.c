@@ -15,6 +15,10 @@
  *   schema-validate tr_validate_Issue_views alone (optics-schema's pass)
  *   optics-gzip    the message arrives gzip-compressed: inflate, then optics
  *   decode-gzip    the same, then decode
+ *   decode-flood   one Issue whose tags map holds 65 536 keys built to collide
+ *                  under an unkeyed hash (tests/unit/flood.h), decoded whole;
+ *                  decode-flood-random the same with random keys: the two
+ *                  should cost the same (late layout only)
  *
  * Before timing, every message's verdict from optics, at each verify
  * level, must equal decode's: a reader that disagrees fails the benchmark. */
@@ -28,6 +32,7 @@
 #include "skip.h"
 #include "triage.h"
 #include "valid.h"
+#include "../tests/unit/flood.h"
 
 #define POOL 256
 #define ARENA (16u << 20)
@@ -153,6 +158,52 @@ static void report(const bn_opts *o, const char *cse, const char *layout, const 
                r->bytes);
 }
 
+/* One flood message, decoded whole per call (the bench's one-message pool). */
+typedef struct {
+    const uint8_t *p;
+    size_t n;
+    ar_arena *arena;
+    tr_Issue *issue;
+} flood_t;
+
+static void run_flood(void *ctx, size_t i)
+{
+    (void)i;
+    flood_t *f = ctx;
+    ar_reset(f->arena);
+    bn_sink += (uint64_t)tr_decode_Issue(f->p, f->n, f->arena, f->issue).code;
+}
+
+/* decode-flood and decode-flood-random; false when they cannot be made. */
+static bool bench_flood(const bn_opts *o, ctx_t *c, double decode_ns)
+{
+    static const char *const names[] = {"decode-flood", "decode-flood-random"};
+    size_t arena_bytes = RD_DECODE_ARENA;
+    void *mem = malloc(arena_bytes);
+    ar_arena a;
+    bool ok = mem != NULL;
+    for (int k = 0; ok && k < 2; k++) {
+        size_t len = 0;
+        uint8_t *m = fl_message(65536, k == 0, 1, &len);
+        if (m == NULL) {
+            ok = false;
+            break;
+        }
+        ar_init(&a, mem, arena_bytes);
+        flood_t f = {m + 5, len - 5, &a, &c->issue};
+        if (tr_decode_Issue(f.p, f.n, &a, &c->issue).code != TR_E_OK) {
+            fprintf(stderr, "triage-bench: the flood message does not decode\n");
+            ok = false;
+        } else {
+            bn_result r = bn_time(o, 1, run_flood, &f);
+            report(o, names[k], "late", &r, decode_ns, len - 5);
+        }
+        free(m);
+    }
+    free(mem);
+    return ok;
+}
+
 int bench_triage(const bn_opts *o)
 {
     sk_init();
@@ -234,6 +285,8 @@ int bench_triage(const bn_opts *o)
                 fprintf(stderr, "triage-bench: cannot compress the pool\n");
                 rc = 1;
             }
+            if (l == 0 && !bench_flood(o, c, dec.median_ns))
+                rc = 1;
         }
         gz_inflater_destroy(&c->inflater);
         free(c->gz);
