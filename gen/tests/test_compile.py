@@ -159,8 +159,6 @@ optic pb = U.P.b
 optic pe = U.P.e
 optic qs = U.Q.s
 optic upe = uraw . pe
-optic whole = A raw
-optic wholeDecoded = A
 """,
     # The root is a record; a union may hold the only string, bool or enum.
     "leaves_only_in_union": """
@@ -199,11 +197,17 @@ optic empty = A.tags[""]
 optic team = A.people["x"].team.name
 optic personRaw = A.people["x"] raw
 optic mm = A.mm["a"]["b"]
-optic lm = A.l[2147483647]["k"]
+optic lm = A.l[1]["k"]
 optic c1 = U.C1.m["zz"].name
 optic people = A.people raw
 optic pname = P.team.name
 optic pteam = personRaw . pname
+""",
+    # The largest index the checker takes: the scanner's loop counter is an int.
+    "largest_index": """
+root A
+record A { l: list<i64> }
+optic last = A.l[2147483647]
 """,
 }
 

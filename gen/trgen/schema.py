@@ -140,7 +140,8 @@ class Optic:
     pos: Pos
     root: str = ""  # the type the path starts from, as written
     root_pos: Optional[Pos] = None
-    parts: List[tuple] = field(default_factory=list)  # raw parse: (kind, name/index/key, pos)
+    chain: List[tuple] = field(default_factory=list)  # as parsed: (kind, name/index/key, pos)
+    parts: List[tuple] = field(default_factory=list)  # a path's steps after its root
     raw: bool = False
     compose: List[tuple] = field(default_factory=list)  # (name, pos) when composed
     source: Optional[TypeRef] = None  # resolved: where the path starts
@@ -432,42 +433,34 @@ class _Parser:
         o = Optic(name.text, name.pos)
         self.expect("=")
         first = self.ident("a type or optic name")
-        if self.peek().text == "." and self.peek(1).kind == "ident" and first.text[:1].islower():
-            # composition: name . name [. name ...]
-            o.compose.append((first.text, first.pos))
-            while self.peek().text == ".":
+        # A path (Type.field[0]["key"]...) or a composition (optic . optic):
+        # which one is known only once the names are (the checker decides).
+        o.chain.append(("name", first.text, first.pos))
+        while self.peek().text in (".", "[") and self.peek().kind == "punct":
+            t = self.next()
+            if t.text == ".":
+                step = self.peek()
+                if step.kind != "ident":
+                    self.fail(step, "a field, case or optic name")
                 self.next()
-                t = self.ident("an optic name")
-                o.compose.append((t.text, t.pos))
-        elif first.text[:1].islower() and self.peek().text != ".":
-            o.compose.append((first.text, first.pos))
-        else:
-            o.root, o.root_pos = first.text, first.pos
-            while self.peek().text in (".", "["):
-                t = self.next()
-                if t.text == ".":
-                    step = self.peek()
-                    if step.kind != "ident":
-                        self.fail(step, "a field or case name")
-                    self.next()
-                    o.parts.append(("name", step.text, step.pos))
-                elif self.peek().kind == "str":
-                    key = self.next()
-                    value = self.string(key)
-                    self.expect("]")
-                    o.parts.append(("key", value if value is not None else "", key.pos))
-                else:
-                    idx = self.peek()
-                    if idx.kind != "int":
-                        self.fail(idx, 'a list index or a map key in quotes, as in [0] or ["key"]')
-                    n = self.integer()
-                    if n < 0:
-                        self.diags.append(Diagnostic(idx.pos, "a list index must be 0 or more"))
-                    elif n > INT_RANGE["i32"][1]:
-                        self.diags.append(Diagnostic(idx.pos, f"a list index must be at most "
-                                                              f"{INT_RANGE['i32'][1]}"))
-                    self.expect("]")
-                    o.parts.append(("index", n, idx.pos))
+                o.chain.append(("name", step.text, step.pos))
+            elif self.peek().kind == "str":
+                key = self.next()
+                value = self.string(key)
+                self.expect("]")
+                o.chain.append(("key", value if value is not None else "", key.pos))
+            else:
+                idx = self.peek()
+                if idx.kind != "int":
+                    self.fail(idx, 'a list index or a map key in quotes, as in [0] or ["key"]')
+                n = self.integer()
+                if n < 0:
+                    self.diags.append(Diagnostic(idx.pos, "a list index must be 0 or more"))
+                elif n > INT_RANGE["i32"][1]:
+                    self.diags.append(Diagnostic(idx.pos, f"a list index must be at most "
+                                                          f"{INT_RANGE['i32'][1]}"))
+                self.expect("]")
+                o.chain.append(("index", n, idx.pos))
         if self.peek().text == "raw":
             self.next()
             o.raw = True
@@ -629,17 +622,49 @@ class _Checker:
                 self.err(o.pos, f"optic '{o.name}' is declared twice",
                          [(by_name[o.name].pos, "the first is here")])
                 continue
+            if self.classify(o, by_name):
+                if o.compose:
+                    self.compose(o, by_name)
+                else:
+                    self.path(o)
             by_name[o.name] = o
-            if o.compose:
-                self.compose(o, by_name)
+
+    def classify(self, o: Optic, by_name: Dict[str, Optic]) -> bool:
+        """Reads the parsed chain as a path from a type (Type.field...) or as
+        a composition of optics declared before (a . b); False when it is
+        neither (reported)."""
+        _, first, fpos = o.chain[0]
+        rest = o.chain[1:]
+        names_only = all(k == "name" for k, _, _ in rest)
+        is_type, is_optic = first in self.s.decls, first in by_name
+        if is_type and is_optic:  # both: the case of the first letter decides
+            is_type = not first[:1].islower()
+        if not is_type and not is_optic:
+            if first[:1].islower() and names_only:
+                self.err(fpos, f"unknown optic '{first}' (optics are composed from those "
+                               f"declared before)")
             else:
-                self.path(o)
+                self.err(fpos, f"unknown type '{first}'")
+            return False
+        if is_type:
+            o.root, o.root_pos, o.parts = first, fpos, rest
+            return True
+        for kind, _, pos in rest:
+            if kind != "name":
+                self.err(pos, f"'{first}' is an optic: a composition joins optics by name "
+                              f"({first} . other), with no index or key")
+                return False
+        o.compose = [(v, p) for _, v, p in o.chain]
+        return True
 
     def path(self, o: Optic):
         d = self.s.decls.get(o.root)
-        if d is None or isinstance(d, Enum):
-            self.err(o.root_pos, f"unknown type '{o.root}'" if d is None
-                     else f"an optic cannot start at the enum '{o.root}'")
+        if isinstance(d, Enum):
+            self.err(o.root_pos, f"an optic cannot start at the enum '{o.root}'")
+            return
+        if not o.parts:
+            self.err(o.root_pos, f"an optic needs a step after '{o.root}' (as in {o.root}.field): "
+                                 f"it reads a part of a value")
             return
         cur = TypeRef("named", o.root_pos, o.root, decl=d)
         o.source = cur
