@@ -203,6 +203,33 @@ optic people = A.people raw
 optic pname = P.team.name
 optic pteam = personRaw . pname
 """,
+    # Schema names that are C keywords, macros of the included headers, or
+    # reserved: members get a '_' after them (c_field), the rest a prefix.
+    "c_names": """
+root A
+record A {
+    int: i32
+    EOF: i32
+    NULL: optional string
+    __typename: string
+    _Id: i64
+    TR_MODEL_H: bool
+    INT32_MAX: f64
+    default: U
+    e: Kind
+    s: switch
+}
+record switch { case: i32  x: optional i32 }
+union U tag "type" { int { x: i32 } default { y: i32  while: switch } }
+enum Kind { OK int NULL EOF }
+optic int = A.int
+optic NULL = A.NULL
+optic default = A.default raw
+optic sw = A.s
+optic ui = U.int.x
+optic dw = U.default.while.case
+optic kind = A.default.type
+""",
     # The largest index the checker takes: the scanner's loop counter is an int.
     "largest_index": """
 root A

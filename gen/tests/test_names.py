@@ -85,8 +85,8 @@ class CField(unittest.TestCase):
 
     def test_case_sensitive(self):
         self.assertEqual(names.c_field("Int"), "Int")
-        self.assertEqual(names.c_field("INT"), "INT")
         self.assertEqual(names.c_field("null"), "null")
+        self.assertEqual(names.c_field("INT"), "INT_")  # upper case: could be a macro
 
     def test_every_keyword_is_an_identifier(self):
         for kw in names.C_KEYWORDS:
@@ -101,6 +101,77 @@ class CField(unittest.TestCase):
             while _Alignas _Alignof _Atomic _Bool _Complex _Generic _Imaginary
             _Noreturn _Static_assert _Thread_local""".split())
         self.assertTrue(c11 <= names.C_KEYWORDS, c11 - names.C_KEYWORDS)
+
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+# The C library headers code that includes tr_model.h may have included first.
+STD_HEADERS = """assert.h complex.h ctype.h errno.h fenv.h float.h inttypes.h iso646.h limits.h
+    locale.h math.h setjmp.h signal.h stdalign.h stdarg.h stdatomic.h stdbool.h stddef.h
+    stdint.h stdio.h stdlib.h stdnoreturn.h string.h tgmath.h threads.h time.h uchar.h wchar.h
+    wctype.h unistd.h pthread.h sys/types.h sys/socket.h sys/uio.h sys/mman.h sys/stat.h
+    fcntl.h poll.h netinet/in.h netdb.h arpa/inet.h""".split()
+RUNTIME_INCLUDED = ["arena.h", "error.h", "json.h", "rand.h", "version.h", "reader.h", "skip.h",
+                    "optic.h", "view.h"]
+
+
+class MemberNames(unittest.TestCase):
+    """c_field keeps a member from being a keyword, a macro or reserved."""
+
+    def test_macro_like_names_get_underscore(self):
+        for n in ("EOF", "NULL", "ID", "P0", "INT32_MAX", "TR_MODEL_H", "errno", "stdin",
+                  "PRId64", "M_PIf", "st_atime", "si_pid", "and"):
+            self.assertEqual(names.c_field(n), n + "_", n)
+
+    def test_reserved_names_get_underscore(self):
+        for n in ("__typename", "__x", "_Id", "_X"):
+            self.assertEqual(names.c_field(n), n + "_", n)
+        for n in ("_id", "_x", "id_", "count", "errorRate", "Bug", "Incident"):
+            self.assertEqual(names.c_field(n), n, n)
+
+    @unittest.skipUnless(shutil.which("gcc") or shutil.which("clang"), "no C compiler")
+    def test_every_object_like_macro_is_avoided(self):
+        """Each macro (not starting with '_') that gcc or clang defines after the
+        C library's headers and the runtime's that generated code includes."""
+        with tempfile.TemporaryDirectory() as d:
+            src = os.path.join(d, "t.c")
+            with open(src, "w") as f:
+                for h in STD_HEADERS:
+                    if subprocess.run(["sh", "-c", f"printf '#include <{h}>\n' | "
+                                       f"{shutil.which('gcc') or 'clang'} -std=c11 -D_GNU_SOURCE "
+                                       "-E -x c - >/dev/null 2>&1"]).returncode == 0:
+                        f.write(f"#include <{h}>\n")
+                for h in RUNTIME_INCLUDED:
+                    f.write(f'#include "{h}"\n')
+            seen = set()
+            for cc in ("gcc", "clang"):
+                if not shutil.which(cc):
+                    continue
+                out = subprocess.run([cc, "-std=c11", "-D_GNU_SOURCE",
+                                      "-I" + os.path.join(ROOT, "runtime"), "-dM", "-E", src],
+                                     check=True, stdout=subprocess.PIPE, text=True).stdout
+                for line in out.splitlines():
+                    m = re.match(r"#define ([A-Za-z][A-Za-z0-9_]*)(?=\s|$)", line)
+                    if m:
+                        seen.add(m.group(1))
+        self.assertTrue(seen)
+        self.assertEqual(sorted(n for n in seen if names.c_field(n) == n), [])
+
+    def test_runtime_names_are_the_headers(self):
+        """RUNTIME_NAMES holds every tr_/TR_ name runtime/*.h declares."""
+        declared = set()
+        rt = os.path.join(ROOT, "runtime")
+        for h in sorted(os.listdir(rt)):
+            if not h.endswith(".h"):
+                continue
+            with open(os.path.join(rt, h), encoding="utf-8") as f:
+                text = re.sub(r"/\*.*?\*/", " ", f.read(), flags=re.S)  # comments out
+            declared |= set(re.findall(r"#\s*define\s+(TR_\w+)", text))
+            declared |= set(re.findall(r"\b(tr_\w+)\s*\(", text))       # functions
+            declared |= set(re.findall(r"}\s*(tr_\w+)\s*;", text))       # typedefs
+            declared |= {"TR_E_" + c for c in re.findall(r"\bX\((\w+),", text)}
+        declared.discard("TR_E_")  # TR_E_##name, the X-macro's paste
+        self.assertEqual(sorted(declared - set(names.RUNTIME_NAMES)), [])
 
 
 class CTypes(unittest.TestCase):

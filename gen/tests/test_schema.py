@@ -491,15 +491,15 @@ class Checks(unittest.TestCase):
 
     def test_optic_missing_field(self):
         self.assertError(self.optics("optic o = A.b.z"),
-                         "t.schema:11:15: error: 'B' has no field 'z'")
+                         "t.schema:11:15: error: 'B' has no field 'z' (fields: x, e)")
 
     def test_optic_missing_field_in_case(self):
         self.assertError(self.optics("optic o = U.P.b"),
-                         "t.schema:11:15: error: 'U.P' has no field 'b'")
+                         "t.schema:11:15: error: 'U.P' has no field 'b' (fields: c)")
 
     def test_optic_missing_case(self):
         self.assertError(self.optics("optic o = U.R.c"),
-                         "t.schema:11:13: error: union 'U' has no case or tag 'R' (cases: P, Q)")
+                         "t.schema:11:13: error: union 'U' has no case or tag 'R' (cases: P, Q; tag: k)")
 
     def test_optic_unknown_root(self):
         self.assertError(self.optics("optic o = Z.b"),
@@ -685,6 +685,109 @@ class MapSteps(unittest.TestCase):
             parse(lines("root A", "record A { u: U }", r'union U tag "t\q" { B { x: i32 } }'), F)
         self.assertEqual(str(cm.exception), "t.schema:3:15: error: invalid escape '\\q' in a "
                          "string (JSON has \\\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX)")
+
+
+class CNames(unittest.TestCase):
+    """Schema names that would give one C identifier twice, or one the
+    runtime declares, are refused (the generated C would not compile)."""
+
+    maxDiff = None
+
+    def errors(self, *ls):
+        with self.assertRaises(SchemaError) as cm:
+            parse(lines(*ls), F)
+        return str(cm.exception)
+
+    def test_root_field_constants(self):
+        self.assertEqual(self.errors("root A", "record A { errorRate: f64  error_rate: f64 }"),
+                         "t.schema:2:28: error: field 'error_rate' of the root 'A' gives the C "
+                         "name TR_A_F_ERROR_RATE, which field 'errorRate' of the root 'A' gives "
+                         "too\nt.schema:2:12: note: that one is here")
+
+    def test_optional_flag(self):
+        self.assertEqual(self.errors("root A", "record A { x: optional i32  has_x: bool }"),
+                         "t.schema:2:29: error: field 'has_x' of 'A' gives the C member has_x, "
+                         "which field 'x' of 'A' (optional: its flag has_x) gives too\n"
+                         "t.schema:2:12: note: that one is here")
+
+    def test_keyword_member(self):
+        self.assertIn("field 'int_' of 'A' gives the C member int_, which field 'int' of 'A'",
+                      self.errors("root A", "record A { int: i32  int_: i32 }"))
+
+    def test_union_case_and_record(self):
+        self.assertIn("case 'B' of union 'U' gives the C name tr_U_B, which record 'U_B'",
+                      self.errors("root A", "record A { u: U  v: U_B }", "record U_B { x: i32 }",
+                                  'union U tag "t" { B { x: i32 } }'))
+
+    def test_runtime_names(self):
+        self.assertEqual(self.errors("root A", "record A { e: E }", "enum E { OK }"),
+                         "t.schema:3:10: error: case 'OK' of enum 'E' gives the C name TR_E_OK, "
+                         "which runtime/error.h already declares")
+        self.assertIn("record 'message' gives the C name tr_message, which runtime/view.h",
+                      self.errors("root message", "record message { x: i32 }"))
+        self.assertIn("TR_MODEL_H, which the generated tr_model.h (its include guard)",
+                      self.errors("root A", "record A { e: Model }", "enum Model { H }"))
+
+    def test_containers(self):
+        self.assertIn("the type list<map<X>> gives the C name tr_list_map_X, which the type "
+                      "list<map_X> gives too",
+                      self.errors("root A", "record A { a: list<map_X>  b: list<map<X>> }",
+                                  "record map_X { x: i32 }", "record X { x: i32 }"))
+
+    def test_optic_functions(self):
+        self.assertIn("optic 'x' gives the C name tr_get_x, which record 'get_x' gives too",
+                      self.errors("root A", "record A { x: i32 }", "record get_x { y: i32 }",
+                                  "optic x = A.x"))
+
+    def test_names_that_only_look_like_c_pass(self):
+        s = parse(lines("root A", "record A { int: i32  EOF: i32  __t: string  s: switch }",
+                        "record switch { case: i32 }", 'union U tag "t" { default { x: i32 } }',
+                        "optic int = A.int"), F)
+        self.assertEqual(s.root.name, "A")
+
+
+class OpticShapes(unittest.TestCase):
+    """What an optic's path may look like, and what its errors name."""
+
+    maxDiff = None
+
+    def errors(self, *ls):
+        with self.assertRaises(SchemaError) as cm:
+            parse(lines(*ls), F)
+        return str(cm.exception)
+
+    def test_lower_case_type_starts_a_path(self):
+        s = parse(lines("root issue", "record issue { labels: list<string> }",
+                        "optic first = issue.labels[0]", "optic again = first"), F)
+        self.assertEqual([o.source.spell() for o in s.optics], ["issue", "issue"])
+        self.assertEqual(s.optics[1].compose, [("first", Pos(F, 4, 15))])
+
+    def test_no_steps(self):
+        self.assertEqual(self.errors("root A", "record A { x: i32 }", "optic a = A raw"),
+                         "t.schema:3:11: error: an optic needs a step after 'A' (as in A.field): "
+                         "it reads a part of a value")
+
+    def test_composition_takes_no_index(self):
+        self.assertEqual(self.errors("root A", "record A { l: list<i32> }", "optic l = A.l raw",
+                                     "optic l0 = l[0]"),
+                         "t.schema:4:14: error: 'l' is an optic: a composition joins optics by "
+                         "name (l . other), with no index or key")
+
+    def test_an_optic_cannot_name_itself(self):
+        self.assertEqual(self.errors("root A", "record A { x: i32 }", "optic x = x . x"),
+                         "t.schema:3:11: error: unknown optic 'x' (optics are composed from those "
+                         "declared before)")
+
+    def test_did_you_mean(self):
+        self.assertEqual(self.errors("root A", "record A { count: Cuont }", "record Count { n: i32 }"),
+                         "t.schema:2:19: error: unknown type 'Cuont': did you mean 'Count'?")
+        self.assertEqual(self.errors("root A", "record A { count: i32 }", "optic c = A.cuont"),
+                         "t.schema:3:13: error: 'A' has no field 'cuont': did you mean 'count'? "
+                         "(fields: count)")
+        self.assertEqual(self.errors("root A", "record A { count: i32 }", "optic count = A.count",
+                                     "optic d = cuont . count"),
+                         "t.schema:4:11: error: unknown optic 'cuont' (optics are composed from "
+                         "those declared before): did you mean 'count'?")
 
 
 class EnumCollision(unittest.TestCase):

@@ -17,9 +17,66 @@ C_KEYWORDS = frozenset("""
 """.split())
 
 
+# Macros a member name must not be: code that includes tr_model.h may have
+# included any C library header before it. Macro names are upper case by
+# convention (EOF, NULL, INT32_MAX, the TR_ constants), so a name without a
+# lower-case letter is taken for one; these are the others the C11 headers
+# and the POSIX ones the demo uses define as objects (gen/tests checks the
+# rule against what gcc and clang define).
+LOWER_MACROS = frozenset("""
+    and and_eq bitand bitor compl not not_eq or or_eq xor xor_eq
+    alignas alignof noreturn static_assert thread_local complex imaginary
+    errno stdin stdout stderr math_errhandling
+    st_atime st_ctime st_mtime sa_handler sa_sigaction h_addr h_errno sched_priority
+    s6_addr s6_addr16 s6_addr32
+    atomic_init atomic_load_explicit atomic_store_explicit atomic_exchange_explicit
+    atomic_compare_exchange_strong_explicit atomic_compare_exchange_weak_explicit
+    atomic_fetch_add_explicit atomic_fetch_sub_explicit atomic_fetch_or_explicit
+    atomic_fetch_xor_explicit atomic_fetch_and_explicit
+""".split())
+_MACRO_LIKE = re.compile(r"[A-Z0-9_]+|(?:PRI|SCN)[diouxX]\w*|M_[A-Z0-9_]+[fl]\w*"
+                         r"|[LP]_[a-z]\w*|[AP]F_DECnet|si_\w+|sigev_\w+")
+
+
+def is_macro_like(name: str) -> bool:
+    """Whether a header may define name as a macro (see LOWER_MACROS)."""
+    return name in LOWER_MACROS or _MACRO_LIKE.fullmatch(name) is not None
+
+
+# The runtime's error codes (runtime/error.h's TR_ERRORS): each is TR_E_<code>.
+ERROR_CODES = """
+    OK EOF SYNTAX TRAILING BOM DEPTH CTRL ESCAPE SURROGATE UTF8 NUMBER NOT_INTEGER RANGE TYPE
+    NULL_REQUIRED MISSING DUPLICATE DUPLICATE_KEY ENUM TAG NO_TAG ARENA TOO_LONG COMPRESSED
+    FRAME_SIZE FRAME_TRUNCATED FRAME_FLAG BUFFER IO GZIP_CORRUPT GZIP_TRUNCATED GZIP_CRC
+    GZIP_SIZE INFLATE_LIMIT
+""".split()
+
+# Names with the generated code's prefixes that the runtime's headers
+# declare (name -> header): a generated name must be none of them. Include
+# guards are TR_<HEADER>_H. gen/tests checks the list against runtime/*.h.
+RUNTIME_NAMES = {
+    **{n: "runtime/error.h" for n in """tr_code tr_errno_text tr_error tr_error_name
+       tr_error_set tr_error_text tr_say TR_ERRORS TR_ERR_ENUM TR_E_COUNT_""".split()},
+    **{"TR_E_" + c: "runtime/error.h" for c in ERROR_CODES},
+    "tr_message": "runtime/view.h",
+    "TR_RUNTIME_VERSION": "runtime/version.h",
+    **{f"TR_{h.upper()}_H": f"runtime/{h}.h" for h in """arena blocks error frames inflate
+       json net optic policy rand reader ring rules skip tally valid version view""".split()},
+}
+
+
+def is_reserved(name: str) -> bool:
+    """C reserves identifiers that start with '__' or '_' and a capital."""
+    return name.startswith("__") or (name[:1] == "_" and name[1:2].isupper())
+
+
 def c_field(name: str) -> str:
-    """A field's member name: the schema's own, with '_' after a C keyword."""
-    return name + "_" if name in C_KEYWORDS else name
+    """A member name for a schema name: its own, with '_' after it when it is
+    a C keyword, could be a macro (is_macro_like), or is a name C reserves
+    (__x, _X)."""
+    if name in C_KEYWORDS or is_macro_like(name) or is_reserved(name):
+        return name + "_"
+    return name
 
 
 def upper_snake(name: str) -> str:

@@ -8,6 +8,7 @@ together as SchemaError.
 
 from __future__ import annotations
 
+import difflib
 import re
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Union as TUnion
@@ -478,6 +479,12 @@ class _Checker:
     def err(self, pos: Pos, msg: str, notes=()):
         self.diags.append(Diagnostic(pos, msg, list(notes)))
 
+    @staticmethod
+    def guess(name: str, known) -> str:
+        """ ": did you mean 'x'?" for the known name closest to a mistyped one."""
+        close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.75)
+        return f": did you mean '{close[0]}'?" if close else ""
+
     def run(self):
         s = self.s
         for d in s.order:
@@ -492,7 +499,7 @@ class _Checker:
         else:
             r = s.decls.get(s.root)
             if r is None:
-                self.err(s.root_pos, f"unknown type '{s.root}'")
+                self.err(s.root_pos, f"unknown type '{s.root}'{self.guess(s.root, self.s.decls)}")
             elif not isinstance(r, Record):
                 self.err(s.root_pos, f"the root '{s.root}' must be a record")
             s.root = r if isinstance(r, Record) else None
@@ -500,6 +507,10 @@ class _Checker:
             self.cycles()
         if not self.diags:
             self.optics()
+        if not self.diags:
+            from .cnames import check  # the C names, once every name resolves
+
+            self.diags += check(s)
 
     def fields(self, owner: str, fields: List[Field], reserved: Optional[tuple] = None):
         seen: Dict[str, Field] = {}
@@ -531,7 +542,8 @@ class _Checker:
         elif t.kind == "named":
             d = self.s.decls.get(t.name)
             if d is None:
-                self.err(t.pos, f"unknown type '{t.name}'")
+                self.err(t.pos, f"unknown type '{t.name}'"
+                                f"{self.guess(t.name, list(self.s.decls) + list(SCALARS))}")
             t.decl = d
 
     def record(self, r: Record):
@@ -642,9 +654,9 @@ class _Checker:
         if not is_type and not is_optic:
             if first[:1].islower() and names_only:
                 self.err(fpos, f"unknown optic '{first}' (optics are composed from those "
-                               f"declared before)")
+                               f"declared before){self.guess(first, by_name)}")
             else:
-                self.err(fpos, f"unknown type '{first}'")
+                self.err(fpos, f"unknown type '{first}'{self.guess(first, self.s.decls)}")
             return False
         if is_type:
             o.root, o.root_pos, o.parts = first, fpos, rest
@@ -707,14 +719,17 @@ class _Checker:
                     return Step("case", pos, name=val, case=c,
                                 type=TypeRef("case", pos, c.name, decl=c))
             cases = ", ".join(c.name for c in d.cases)
-            self.err(pos, f"union '{d.name}' has no case or tag '{val}' (cases: {cases})")
+            self.err(pos, f"union '{d.name}' has no case or tag '{val}' (cases: {cases}; "
+                          f"tag: {d.tag}){self.guess(val, [c.name for c in d.cases] + [d.tag])}")
             return None
         if isinstance(d, Record):
             for f in d.fields:
                 if f.name == val:
                     return Step("field", pos, name=val, field=f, type=f.type)
             owner = f"{d.union.name}.{d.name}" if d.is_case else d.name
-            self.err(pos, f"'{owner}' has no field '{val}'")
+            fields = [f.name for f in d.fields]
+            listed = f" (fields: {', '.join(fields)})" if len(fields) <= 8 else ""
+            self.err(pos, f"'{owner}' has no field '{val}'{self.guess(val, fields)}{listed}")
             return None
         hint = ""
         if cur.kind == "list":
@@ -729,7 +744,8 @@ class _Checker:
         for name, pos in o.compose:
             p = by_name.get(name)
             if p is None:
-                self.err(pos, f"unknown optic '{name}' (optics are composed from those declared before)")
+                self.err(pos, f"unknown optic '{name}' (optics are composed from those declared "
+                              f"before){self.guess(name, by_name)}")
                 return
             if p.focus is None:
                 return  # already reported
