@@ -111,7 +111,7 @@ $(BUILD)/obj/demo/%.o: demo/%.c $(wildcard demo/*.h runtime/*.h) $(GEN_STAMP)
 $(BUILD)/triage-demo: $(DEMO_OBJ) $(LIB_OBJ)
 	$(CC) $(LDFLAGS) $^ -o $@ $(LDLIBS)
 
-$(BUILD)/obj/bench/%.o: bench/%.c $(wildcard bench/*.h demo/*.h runtime/*.h) $(GEN_STAMP)
+$(BUILD)/obj/bench/%.o: bench/%.c $(wildcard bench/*.h demo/*.h runtime/*.h) tests/unit/flood.h $(GEN_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(BENCH_DEFS) -Ibench -c $< -o $@
 
@@ -128,6 +128,13 @@ $(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJ) $(wildcard tests/unit/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -Itests/unit $< $(LIB_OBJ) -o $@ $(LDFLAGS) $(CHECK_LIBS) $(LDLIBS)
 
+# The suite that holds for any schema links the runtime and the generated
+# code alone, so it builds for schemas the demo cannot run on.
+MODEL_OBJ := $(RUNTIME_OBJ) $(GEN_OBJ)
+$(BUILD)/tests/test_model: tests/unit/test_model.c $(MODEL_OBJ) tests/unit/check_util.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -Itests/unit $< $(MODEL_OBJ) -o $@ $(LDFLAGS) $(CHECK_LIBS) $(LDLIBS)
+
 demo: all
 	$(BUILD)/triage-demo run 200000
 
@@ -138,6 +145,7 @@ test-gen: deps
 test-unit: all $(TEST_BIN)
 	@set -e; for t in $(TEST_BIN); do echo "== $$t"; $$t; done
 	tests/e2e/run.sh $(BUILD)/triage-demo
+	tests/e2e/reliability.sh $(BUILD)/triage-demo
 
 test-san:
 	$(MAKE) BUILD=build/san OPT=-O1 CC=clang \
@@ -154,7 +162,28 @@ bench:
 bench-quick:
 	MAKE="$(MAKE)" BUILD="$(BUILD)" scripts/bench.sh --quick
 
-test: test-gen test-unit test-san bench-quick fuzz-smoke
+test: test-gen test-unit test-san bench-quick fuzz-smoke test-models
+
+# ---- any schema: every tests/models/*.schema generated, built (gcc, and
+# clang for the fuzzers), and put through what holds for any schema: the
+# generic suite (tests/unit/test_model.c) and model.h's fuzz harnesses.
+# Objects under build/models/<name>. One schema: make model-check SCHEMA=F BUILD=D
+MODELS := $(sort $(wildcard tests/models/*.schema))
+.PHONY: test-models model-check model-fuzz-bins
+
+test-models:
+	@set -e; for m in $(MODELS); do n=$$(basename $$m .schema); \
+	  echo "== schema $$m"; \
+	  $(MAKE) --no-print-directory SCHEMA=$$m BUILD=build/models/$$n \
+	    FUZZ_DIR=build/models/$$n/fuzz model-check; done
+
+model-check: $(BUILD)/tests/test_model
+	$(BUILD)/tests/test_model
+	$(MAKE) --no-print-directory BUILD=$(FUZZ_DIR) OPT=-O1 CC=$(FUZZ_CC) SANFLAGS="$(FUZZ_SAN)" \
+	  model-fuzz-bins
+	rm -rf $(FUZZ_DIR)/seeds
+	ASAN_OPTIONS=detect_leaks=0 $(FUZZ_DIR)/bin/seeds $(FUZZ_DIR)/seeds
+	$(MAKE) -k --no-print-directory FUZZ_PREFIX=fuzzm_ $(MODEL_FUZZ:%=fuzz-smoke-%)
 
 # ---- fuzzing (tests/fuzz): one libFuzzer binary per harness of
 # tests/fuzz/harness.h, built with clang from the same sources as everything
@@ -169,31 +198,43 @@ test: test-gen test-unit test-san bench-quick fuzz-smoke
 #   FUZZ_FLAGS="..."             more libFuzzer flags for make fuzz, e.g.
 #                                "-fork=2 -ignore_crashes=1" to go on past a finding
 FUZZ_CC ?= clang
-FUZZ_DIR := build/fuzz
+FUZZ_DIR ?= build/fuzz
+FUZZ_PREFIX ?= fuzz_
 FUZZ_SECONDS ?= 60
 FUZZ_SMOKE_RUNS ?= 3000
 FUZZ_MAX_LEN ?= 16384
 FUZZ_SAN := -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all \
             -fno-omit-frame-pointer
-FUZZ_NAMES := split decode validate json policy differential gzip $(OPTICS:%=scan_%)
+MODEL_FUZZ := model $(OPTICS:%=scan_%)
+FUZZ_NAMES := split decode validate json policy differential gzip $(MODEL_FUZZ)
 FUZZ_BIN := $(FUZZ_NAMES:%=$(FUZZ_DIR)/bin/fuzz_%)
 FUZZ_CONFORMANCE := $(wildcard ../shared/conformance/JSONTestSuite/test_parsing)
 # The seed set each harness starts from (besides tests/regression).
-fuzz_seeds = $(FUZZ_DIR)/seeds/$(if $(filter split policy,$1),$1,$(if $(filter scan_detail \
-  scan_severityOf,$1),message,$(if $(filter scan_%,$1),detail,message)))$(if $(filter \
-  json,$1), $(FUZZ_CONFORMANCE))
+fuzz_seeds = $(FUZZ_DIR)/seeds/$(if $(filter split policy model scan_%,$1),$1,message)$(if \
+  $(filter json,$1), $(FUZZ_CONFORMANCE))
 FUZZ_ARGS = -max_len=$(FUZZ_MAX_LEN) -artifact_prefix=$(FUZZ_DIR)/artifacts/$*- \
   -dict=tests/fuzz/message.dict -print_final_stats=1
 
-.PHONY: fuzz fuzz-smoke fuzz-build fuzz-bins
+.PHONY: fuzz fuzz-smoke fuzz-build fuzz-bins fuzz-big
 
 # test_verify replays tests/regression through every harness.
-$(BUILD)/tests/test_verify: tests/fuzz/harness.h
+$(BUILD)/tests/test_verify: tests/fuzz/harness.h tests/fuzz/model.h
 
 # Inside the clang sub-make (BUILD=build/fuzz).
-fuzz-bins: $(BUILD)/bin/mkcorpus $(FUZZ_NAMES:%=$(BUILD)/bin/fuzz_%)
+fuzz-bins: $(BUILD)/bin/mkcorpus $(BUILD)/bin/seeds $(FUZZ_NAMES:%=$(BUILD)/bin/fuzz_%)
 
-$(BUILD)/bin/fuzz_%: tests/fuzz/fuzz.c tests/fuzz/harness.h $(LIB_OBJ)
+# The same for a schema the demo does not run on: model.h's harnesses alone.
+model-fuzz-bins: $(BUILD)/bin/seeds $(MODEL_FUZZ:%=$(BUILD)/bin/fuzzm_%)
+
+$(BUILD)/bin/fuzzm_%: tests/fuzz/fuzz.c tests/fuzz/model.h $(MODEL_OBJ)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -Itests/fuzz -DFZ_MODEL_ONLY -DFZ_NAME='"$*"' -fsanitize=fuzzer $< $(MODEL_OBJ) -o $@ $(LDLIBS)
+
+$(BUILD)/bin/seeds: tests/fuzz/seeds.c $(MODEL_OBJ)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $< $(MODEL_OBJ) -o $@ $(LDFLAGS) $(LDLIBS)
+
+$(BUILD)/bin/fuzz_%: tests/fuzz/fuzz.c tests/fuzz/harness.h tests/fuzz/model.h $(LIB_OBJ)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -Itests/fuzz -DFZ_NAME='"$*"' -fsanitize=fuzzer $< $(LIB_OBJ) -o $@ $(LDLIBS)
 
@@ -204,12 +245,24 @@ $(BUILD)/bin/mkcorpus: tests/fuzz/corpus.c $(LIB_OBJ)
 fuzz-build: all
 	$(MAKE) BUILD=$(FUZZ_DIR) OPT=-O1 CC=$(FUZZ_CC) SANFLAGS="$(FUZZ_SAN)" fuzz-bins
 	rm -rf $(FUZZ_DIR)/seeds
+	ASAN_OPTIONS=detect_leaks=0 $(FUZZ_DIR)/bin/seeds $(FUZZ_DIR)/seeds
 	{ $(BUILD)/triage-demo gen --count 48 --size 3 && \
 	  $(BUILD)/triage-demo gen --count 16 --size 7 --seed 2 --layout first; } | \
 	  ASAN_OPTIONS=detect_leaks=0 $(FUZZ_DIR)/bin/mkcorpus $(FUZZ_DIR)/seeds
 
 fuzz: fuzz-build
 	$(MAKE) -k --no-print-directory $(FUZZ_NAMES:%=fuzz-run-%)
+
+# Big inputs: 1 MiB messages, and an input slower than 5 s is a finding
+# (make fuzz-big [FUZZ_BIG_SECONDS=N]).
+FUZZ_BIG_SECONDS ?= 300
+fuzz-big: fuzz-build
+	rm -rf $(FUZZ_DIR)/seeds-big
+	$(BUILD)/triage-demo gen --count 6 --size 1000 --seed 5 | \
+	  ASAN_OPTIONS=detect_leaks=0 $(FUZZ_DIR)/bin/mkcorpus $(FUZZ_DIR)/seeds-big
+	$(MAKE) -k --no-print-directory FUZZ_MAX_LEN=1048576 FUZZ_SECONDS=$(FUZZ_BIG_SECONDS) \
+	  FUZZ_FLAGS="-timeout=5 -rss_limit_mb=4096 -len_control=0 $(FUZZ_DIR)/seeds-big/message $(FUZZ_FLAGS)" \
+	  fuzz-run-decode fuzz-run-validate
 
 fuzz-smoke: fuzz-build
 	$(MAKE) -k --no-print-directory $(FUZZ_NAMES:%=fuzz-smoke-%)
@@ -232,7 +285,7 @@ fuzz-run-%:
 fuzz-smoke-%:
 	@rm -rf $(FUZZ_DIR)/smoke/$* && mkdir -p $(FUZZ_DIR)/smoke/$* $(FUZZ_DIR)/artifacts
 	@echo "== fuzz-smoke $* ($(FUZZ_SMOKE_RUNS) runs)"
-	@$(FUZZ_DIR)/bin/fuzz_$* -runs=$(FUZZ_SMOKE_RUNS) -seed=1 $(FUZZ_ARGS) \
+	@$(FUZZ_DIR)/bin/$(FUZZ_PREFIX)$* -runs=$(FUZZ_SMOKE_RUNS) -seed=1 $(FUZZ_ARGS) \
 	  $(FUZZ_DIR)/smoke/$* $(call fuzz_seeds,$*) tests/regression \
 	  >$(FUZZ_DIR)/smoke/$*.log 2>&1 || { tail -60 $(FUZZ_DIR)/smoke/$*.log; exit 1; }
 

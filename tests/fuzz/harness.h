@@ -23,9 +23,9 @@
  *                 the scanner's detail; a
  *                 valid value placed as an unknown field inside a valid
  *                 message is accepted by the decoder (its JSON layer agrees)
- *   scan_<optic>  each scanner on arbitrary bytes: one answer under every
- *                 SIMD width, a hit inside its range; on bytes that decode,
- *                 the value the decoded model holds
+ *   model, scan_<optic>
+ *                 model.h's, for any schema (see there); scan_every runs
+ *                 every scan_<optic> on one input, for the replay
  *   policy        po_parse accepts only JSON, only known names
  *   differential  verify=schema optics give the decoder's verdict on every
  *                 input (vf_check then the scanner, and vf_detail), verify=json
@@ -45,6 +45,7 @@
 #include "frames.h"
 #include "inflate.h"
 #include "issues.h"
+#include "model.h"
 #include "policy.h"
 #include "readers.h"
 #include "skip.h"
@@ -95,6 +96,7 @@ FZ_FN void fz_init(void)
 {
     if (fz.ready)
         return;
+    fzm_init();
     js_init();
     sk_init();
     static const char *const names[] = {"portable", "sse2", "avx2", "avx512"};
@@ -509,161 +511,18 @@ static bool fz_same_reading(const fz_reading *a, const fz_reading *b)
            a->severity_of == b->severity_of;
 }
 
-/* A Detail decoded alone from a view: true when [p, p+n) is exactly one
- * Detail (whitespace around it allowed). */
-static bool fz_decode_detail(const uint8_t *p, size_t n, tr_Detail *out)
+/* The scanners' own harnesses, one per optic (scan_<optic>), are
+ * model.h's: they hold for any schema. scan_every runs them all, for the
+ * regression replay. */
+FZ_FN const char *fz_scan_every(const uint8_t *d, size_t n)
 {
-    js_ctx c;
-    ar_reset(&fz.dec);
-    js_ctx_init(&c, p, &fz.dec);
-    const uint8_t *end = p + n, *q = js_ws(p, end);
-    if (q >= end)
-        return false;
-    q = tr_dec_Detail(&c, q, end, out);
-    return q != NULL && js_ws(q, end) == end;
-}
-
-/* One scanner over a Detail view: the leaf's index (or votes), -1 on a miss. */
-typedef int64_t (*fz_leaf_fn)(tr_view_Detail v);
-typedef int64_t (*fz_model_leaf_fn)(const tr_Detail *d);
-
-#define FZ_ENUM_LEAF(name, T, COUNT)                                          \
-    static int64_t fz_scan_leaf_##name(tr_view_Detail v)                      \
-    {                                                                         \
-        T x;                                                                  \
-        if (!tr_scan_##name(v, &x))                                           \
-            return -1;                                                        \
-        return (unsigned)x < (COUNT) ? (int64_t)x : -2; /* -2: out of range */ \
-    }                                                                         \
-    static int64_t fz_model_leaf_##name(const tr_Detail *d)                   \
-    {                                                                         \
-        T x;                                                                  \
-        return tr_get_##name(d, &x) ? (int64_t)x : -1;                        \
+    for (int i = 0; i < tr_schema.noptics; i++) {
+        fzm.optic = i;
+        const char *why = fzm_scan(d, n);
+        if (why != NULL)
+            return why;
     }
-FZ_ENUM_LEAF(kind, tr_Detail_kind, TR_DETAIL_COUNT)
-FZ_ENUM_LEAF(severity, tr_Severity, TR_SEVERITY_COUNT)
-FZ_ENUM_LEAF(tier, tr_Tier, TR_TIER_COUNT)
-FZ_ENUM_LEAF(module, tr_Module, TR_MODULE_COUNT)
-FZ_ENUM_LEAF(plan, tr_Plan, TR_PLAN_COUNT)
-#undef FZ_ENUM_LEAF
-
-static int64_t fz_scan_leaf_votes(tr_view_Detail v)
-{
-    uint64_t mem[64];
-    ar_arena a;
-    ar_init(&a, mem, sizeof mem);
-    tr_Votes x;
-    if (!tr_scan_votes(v, &x, &a))
-        return -1;
-    return x.count < 0 ? -(int64_t)1000 - x.count : x.count; /* keep -1 for a miss */
-}
-
-static int64_t fz_model_leaf_votes(const tr_Detail *d)
-{
-    const tr_Votes *x;
-    if (!tr_get_votes(d, &x))
-        return -1;
-    return x->count < 0 ? -(int64_t)1000 - x->count : x->count;
-}
-
-static const char *fz_scan_detail_leaf(const uint8_t *d, size_t n, fz_leaf_fn scan,
-                                       fz_model_leaf_fn model)
-{
-    const char *why = NULL;
-    uint8_t *m = fz_copy(d, n);
-    tr_view_Detail v = {m, n};
-    int64_t r0 = 0;
-    for (int i = 0; i < fz.nimpls; i++) {
-        fz_use_impl(i);
-        int64_t r = scan(v);
-        FZ_CHECK(r != -2, "scan: a hit outside the enum's range");
-        if (i == 0)
-            r0 = r;
-        FZ_CHECK(r == r0, "scan: SIMD widths disagree");
-    }
-    tr_Detail det;
-    if (fz_decode_detail(m, n, &det))
-        FZ_CHECK(model(&det) == r0, "scan: on a Detail that decodes, the scanner reads another value");
-out:
-    fz_use_impl(fz.nimpls - 1);
-    free(m);
-    return why;
-}
-
-#define FZ_SCAN_HARNESS(name)                                                 \
-    FZ_FN const char *fz_scan_##name(const uint8_t *d, size_t n)              \
-    {                                                                         \
-        return fz_scan_detail_leaf(d, n, fz_scan_leaf_##name, fz_model_leaf_##name); \
-    }
-FZ_SCAN_HARNESS(kind)
-FZ_SCAN_HARNESS(severity)
-FZ_SCAN_HARNESS(tier)
-FZ_SCAN_HARNESS(module)
-FZ_SCAN_HARNESS(plan)
-FZ_SCAN_HARNESS(votes)
-#undef FZ_SCAN_HARNESS
-
-/* The two scanners over a whole message. */
-FZ_FN const char *fz_scan_detail(const uint8_t *d, size_t n)
-{
-    const char *why = NULL;
-    uint8_t *m = fz_copy(d, n);
-    tr_view_Detail v0 = {NULL, 0};
-    bool hit0 = false;
-    for (int i = 0; i < fz.nimpls; i++) {
-        fz_use_impl(i);
-        tr_view_Detail v = {NULL, 0};
-        bool hit = tr_scan_detail((tr_message){m, n}, &v);
-        FZ_CHECK(!hit || (v.p >= m && v.n <= n && (size_t)(v.p - m) <= n - v.n),
-                 "scan detail: view outside the message");
-        FZ_CHECK(!hit || v.n > 0, "scan detail: a hit with an empty view");
-        if (i == 0) {
-            hit0 = hit;
-            v0 = v;
-        }
-        FZ_CHECK(hit == hit0 && (!hit || (v.p == v0.p && v.n == v0.n)), "scan detail: SIMD widths disagree");
-    }
-    tr_error e = fz_decode_into(m, n, &fz.dec2, &fz.issue2);
-    if (e.code == TR_E_OK) {
-        FZ_CHECK(hit0, "scan detail: misses the detail of a message that decodes");
-        tr_Detail det;
-        FZ_CHECK(fz_decode_detail(v0.p, v0.n, &det), "scan detail: its view does not decode as a Detail");
-        uint8_t *w1 = tr_encode_Detail(fz.enc, fz.enc + FZ_ENCODE_CAP, &det);
-        uint8_t *w2 = tr_encode_Detail(fz.enc2, fz.enc2 + FZ_ENCODE_CAP, &fz.issue2.detail);
-        FZ_CHECK(w1 != NULL && w2 != NULL && w1 - fz.enc == w2 - fz.enc2 &&
-                     memcmp(fz.enc, fz.enc2, (size_t)(w1 - fz.enc)) == 0,
-                 "scan detail: its view is not the detail the decoder read");
-    }
-out:
-    fz_use_impl(fz.nimpls - 1);
-    free(m);
-    return why;
-}
-
-FZ_FN const char *fz_scan_severityOf(const uint8_t *d, size_t n)
-{
-    const char *why = NULL;
-    uint8_t *m = fz_copy(d, n);
-    int r0 = -1;
-    for (int i = 0; i < fz.nimpls; i++) {
-        fz_use_impl(i);
-        tr_Severity s;
-        int r = tr_scan_severityOf((tr_message){m, n}, &s) ? (int)s : -1;
-        FZ_CHECK(r >= -1 && r < TR_SEVERITY_COUNT, "scan severityOf: out of range");
-        if (i == 0)
-            r0 = r;
-        FZ_CHECK(r == r0, "scan severityOf: SIMD widths disagree");
-    }
-    tr_error e = fz_decode_into(m, n, &fz.dec2, &fz.issue2);
-    if (e.code == TR_E_OK) {
-        tr_Severity s;
-        int want = tr_get_severityOf(&fz.issue2, &s) ? (int)s : -1;
-        FZ_CHECK(r0 == want, "scan severityOf: reads another value than the decoder");
-    }
-out:
-    fz_use_impl(fz.nimpls - 1);
-    free(m);
-    return why;
+    return NULL;
 }
 
 /* ======================================================= policy ===== */
@@ -873,25 +732,20 @@ __attribute__((unused)) static const fz_harness fz_harnesses[] = {
     {"json", fz_json},
     {"policy", fz_policy},
     {"differential", fz_differential},
-    {"scan_detail", fz_scan_detail},
-    {"scan_kind", fz_scan_kind},
-    {"scan_severity", fz_scan_severity},
-    {"scan_tier", fz_scan_tier},
-    {"scan_module", fz_scan_module},
-    {"scan_plan", fz_scan_plan},
-    {"scan_votes", fz_scan_votes},
-    {"scan_severityOf", fz_scan_severityOf},
+    {"model", fzm_model},
+    {"scan_every", fz_scan_every},
     {"gzip", fz_gzip},
 };
 
 #define FZ_NHARNESSES (sizeof fz_harnesses / sizeof fz_harnesses[0])
 
+/* The harness named name, this file's or model.h's (scan_<optic>). */
 __attribute__((unused)) static fz_fn fz_find(const char *name)
 {
     for (size_t i = 0; i < FZ_NHARNESSES; i++)
         if (strcmp(fz_harnesses[i].name, name) == 0)
             return fz_harnesses[i].fn;
-    return NULL;
+    return fzm_find(name);
 }
 
 #undef FZ_CHECK

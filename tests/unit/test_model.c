@@ -1,0 +1,419 @@
+/* test_model.c: the properties every schema's generated code has, whatever
+ * the schema. Everything is reached through the tables the generator emits
+ * (tr_schema, runtime/optic.h): no type, field, optic or case is named here,
+ * so the suite builds and runs unchanged on any schema the checker accepts
+ * (make test runs it on schema/issue.schema and on every tests/models/).
+ *
+ *   - every type: random value -> encode -> decode -> encode gives the same
+ *     bytes (the decoder keeps everything the encoder writes);
+ *   - the root, in both layouts: the same, and the validator returns the
+ *     decoder's verdict, code and offset, on the messages and on every
+ *     prefix and many single-byte corruptions of some of them;
+ *   - every optic: the scanner over the bytes and the getter over the decoded
+ *     value agree, hit for hit, value for value, on values of its source
+ *     type and (where the optic can be read from a message) on whole
+ *     messages, at sizes 2..40, and on every corrupted message the decoder
+ *     still accepts;
+ *   - every optic a message can reach hits on some generated message (a
+ *     scanner that always missed would agree with nothing to compare).
+ */
+#include <check.h>
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check_util.h"
+#include "optic.h"
+#include "tr_optics.h"
+
+#define ARENA_BYTES (64u << 20)
+#define BUF_BYTES (8u << 20)
+#define SCRATCH_BYTES (64u << 10)
+
+static const op_schema *S = &tr_schema;
+
+typedef struct {
+    uint8_t *mem_gen, *mem_dec, *mem_scan;
+    ar_arena gen, dec, scan;
+    uint8_t *enc, *re, *tmp;
+    void *value, *decoded;      /* root-sized (or any type's) structs */
+    _Alignas(16) uint8_t scratch[SCRATCH_BYTES];
+} ctx;
+
+static ctx *C;
+
+static void setup(void)
+{
+    C = calloc(1, sizeof *C);
+    REQUIRE(C != NULL);
+    C->mem_gen = malloc(ARENA_BYTES);
+    C->mem_dec = malloc(ARENA_BYTES);
+    C->mem_scan = malloc(ARENA_BYTES);
+    C->enc = malloc(BUF_BYTES);
+    C->re = malloc(BUF_BYTES);
+    C->tmp = malloc(BUF_BYTES);
+    size_t most = 0;
+    for (int t = 0; t < S->ntypes; t++)
+        if (S->types[t].size > most)
+            most = S->types[t].size;
+    C->value = calloc(1, most + 16);
+    C->decoded = calloc(1, most + 16);
+    REQUIRE(C->mem_gen && C->mem_dec && C->mem_scan && C->enc && C->re && C->tmp && C->value &&
+            C->decoded);
+    ar_init(&C->gen, C->mem_gen, ARENA_BYTES);
+    ar_init(&C->dec, C->mem_dec, ARENA_BYTES);
+    ar_init(&C->scan, C->mem_scan, ARENA_BYTES);
+    for (int i = 0; i < S->noptics; i++)
+        REQUIREF(S->optics[i].rec_size <= SCRATCH_BYTES, "optic %s: record of %zu bytes",
+                 S->optics[i].name, S->optics[i].rec_size);
+}
+
+static void teardown(void)
+{
+    free(C->mem_gen);
+    free(C->mem_dec);
+    free(C->mem_scan);
+    free(C->enc);
+    free(C->re);
+    free(C->tmp);
+    free(C->value);
+    free(C->decoded);
+    free(C);
+}
+
+/* ---- comparing what the two readers say */
+
+/* Why a scanner's value and a getter's differ (NULL: they agree). Raw
+ * bytes are compared with the getter's value re-encoded, which holds for
+ * messages our encoder wrote (canonical: no whitespace, declared order
+ * below the root); for other bytes the caller passes canonical false. */
+static const char *differ(const op_optic *o, const op_value *scanned, const op_value *got,
+                          bool canonical)
+{
+    switch (o->kind) {
+    case OP_BOOL:
+        return scanned->b == got->b ? NULL : "bool differs";
+    case OP_I32:
+    case OP_I64:
+        return scanned->i == got->i ? NULL : "integer differs";
+    case OP_F64:
+        if (isnan(scanned->f) || isnan(got->f))
+            return "NaN read";
+        return memcmp(&scanned->f, &got->f, sizeof(double)) == 0 ? NULL : "f64 differs";
+    case OP_STRING:
+        return scanned->s.n == got->s.n && memcmp(scanned->s.p, got->s.p, got->s.n) == 0
+                   ? NULL
+                   : "string differs";
+    case OP_ENUM:
+    case OP_TAG:
+        if (scanned->e < 0 || scanned->e >= o->ncases)
+            return "case index out of range";
+        return scanned->e == got->e ? NULL : "case differs";
+    case OP_RECORD: {
+        uint8_t *a = o->encode(C->re, C->re + BUF_BYTES / 2, scanned->ptr);
+        uint8_t *b = o->encode(C->re + BUF_BYTES / 2, C->re + BUF_BYTES, got->ptr);
+        if (a == NULL || b == NULL)
+            return "record does not encode";
+        size_t na = (size_t)(a - C->re), nb = (size_t)(b - (C->re + BUF_BYTES / 2));
+        return na == nb && memcmp(C->re, C->re + BUF_BYTES / 2, na) == 0 ? NULL
+                                                                          : "record differs";
+    }
+    case OP_RAW: {
+        if (!canonical)
+            return NULL;
+        uint8_t *b = o->encode(C->re, C->re + BUF_BYTES, got->ptr);
+        if (b == NULL)
+            return "raw value does not encode";
+        size_t nb = (size_t)(b - C->re);
+        return scanned->bytes.n == nb && memcmp(scanned->bytes.p, C->re, nb) == 0
+                   ? NULL
+                   : "raw bytes differ from the value re-encoded";
+    }
+    }
+    return "unknown optic kind";
+}
+
+/* Optic i over the bytes of one value of its source type and over that
+ * value decoded: they must agree. Returns 1 on a hit. */
+static int agree_on_value(int i, const uint8_t *p, size_t n, const void *decoded, bool canonical,
+                          const char *where)
+{
+    const op_optic *o = &S->optics[i];
+    op_value sv, gv;
+    memset(&sv, 0, sizeof sv);
+    memset(&gv, 0, sizeof gv);
+    ar_reset(&C->scan);
+    bool sh = o->scan(p, n, &sv, C->scratch, &C->scan);
+    bool gh = o->get(decoded, &gv);
+    REQUIREF(sh == gh, "optic %s (%s) on %s: scanner %s, getter %s", o->name, o->path, where,
+             sh ? "hit" : "missed", gh ? "hit" : "missed");
+    if (!sh)
+        return 0;
+    const char *why = differ(o, &sv, &gv, canonical);
+    REQUIREF(why == NULL, "optic %s (%s) on %s: %s", o->name, o->path, where, why);
+    return 1;
+}
+
+/* The same through a whole message. */
+static int agree_on_message(int i, const uint8_t *p, size_t n, const void *root, bool canonical,
+                            const char *where)
+{
+    const op_optic *o = &S->optics[i];
+    op_value sv, gv;
+    memset(&sv, 0, sizeof sv);
+    memset(&gv, 0, sizeof gv);
+    ar_reset(&C->scan);
+    bool sh = op_scan_message(S, i, p, n, &sv, C->scratch, &C->scan);
+    bool gh = op_get_message(S, i, root, &gv);
+    REQUIREF(sh == gh, "optic %s (%s) on %s: scanner %s, getter %s", o->name, o->path, where,
+             sh ? "hit" : "missed", gh ? "hit" : "missed");
+    if (!sh)
+        return 0;
+    const char *why = differ(o, &sv, &gv, canonical);
+    REQUIREF(why == NULL, "optic %s (%s) on %s: %s", o->name, o->path, where, why);
+    return 1;
+}
+
+/* ---- making values */
+
+/* Value k of type t at size: random, encoded into C->enc; its length. The
+ * root may be encoded with its first_field in front (first). */
+static size_t make(int t, int size, uint64_t k, bool first)
+{
+    const op_type *ty = &S->types[t];
+    rg_rng rg;
+    rg_seed(&rg, 0x6d6f64656cull ^ (uint64_t)t << 32 ^ (uint64_t)size << 16, k);
+    ar_reset(&C->gen);
+    memset(C->value, 0, ty->size);
+    ty->random(&rg, &C->gen, size, C->value);
+    uint8_t *w = first ? S->encode_first(C->enc, C->enc + BUF_BYTES, C->value, S->first_field)
+                       : ty->encode(C->enc, C->enc + BUF_BYTES, C->value);
+    REQUIREF(w != NULL, "%s at size %d does not fit %u bytes", ty->name, size, BUF_BYTES);
+    return (size_t)(w - C->enc);
+}
+
+/* Decodes C->enc[0, n) as type t into C->decoded; the error. */
+static tr_error decode(int t, const uint8_t *p, size_t n)
+{
+    ar_reset(&C->dec);
+    memset(C->decoded, 0, S->types[t].size);
+    return S->types[t].decode(p, n, &C->dec, C->decoded);
+}
+
+static bool same_error(tr_error a, tr_error b)
+{
+    return a.code == b.code && (a.code == TR_E_OK || a.offset == b.offset);
+}
+
+/* ---- the properties */
+
+START_TEST(tables_are_consistent)
+{
+    REQUIRE(S->ntypes > 0);
+    REQUIRE(S->root >= 0 && S->root < S->ntypes);
+    REQUIRE(S->encode_first != NULL && S->validate != NULL);
+    REQUIRE(S->kind >= -1 && S->kind < S->noptics);
+    if (S->kind >= 0) {
+        REQUIRE(S->optics[S->kind].kind == OP_TAG);
+        REQUIRE(op_from_message(S, S->kind));
+    }
+    for (int t = 0; t < S->ntypes; t++) {
+        const op_type *ty = &S->types[t];
+        REQUIRE(ty->name != NULL && ty->size > 0);
+        REQUIRE(ty->random != NULL && ty->encode != NULL && ty->decode != NULL);
+        REQUIREF(op_find_type(S, ty->name) == t, "type %s is listed twice", ty->name);
+    }
+    for (int i = 0; i < S->noptics; i++) {
+        const op_optic *o = &S->optics[i];
+        REQUIREF(op_find(S, o->name, strlen(o->name)) == i, "optic %s is listed twice", o->name);
+        REQUIRE(o->scan != NULL && o->get != NULL && o->path != NULL && o->focus != NULL);
+        REQUIRE(o->source >= 0 && o->source < S->ntypes);
+        REQUIRE(o->source_is_root == (o->source == S->root));
+        if (o->kind == OP_ENUM || o->kind == OP_TAG) {
+            REQUIRE(o->cases != NULL && o->ncases > 0);
+            for (int c = 0; c < o->ncases; c++)
+                REQUIRE(o->cases[c].p != NULL && o->cases[c].n == strlen(o->cases[c].p));
+        }
+        REQUIRE((o->kind == OP_RECORD) == (o->rec_size > 0));
+        REQUIRE((o->kind == OP_RECORD || o->kind == OP_RAW) == (o->encode != NULL));
+        if (o->base >= 0) {
+            REQUIRE(!o->source_is_root && o->base < S->noptics);
+            const op_optic *b = &S->optics[o->base];
+            REQUIREF(b->kind == OP_RAW && b->source_is_root &&
+                         strcmp(b->focus, S->types[o->source].name) == 0,
+                     "optic %s: its base %s is not a raw optic from the root onto %s", o->name,
+                     b->name, S->types[o->source].name);
+        }
+    }
+}
+END_TEST
+
+START_TEST(every_type_round_trips)
+{
+    for (int t = 0; t < S->ntypes; t++)
+        for (int size = 2; size <= 40; size++)
+            for (uint64_t k = 0; k < 3; k++) {
+                size_t n = make(t, size, k, false);
+                tr_error e = decode(t, C->enc, n);
+                REQUIREF(e.code == TR_E_OK, "%s size %d #%llu: decode fails: %s at %zu",
+                         S->types[t].name, size, (unsigned long long)k, tr_error_name(e.code),
+                         e.offset);
+                uint8_t *w = S->types[t].encode(C->tmp, C->tmp + BUF_BYTES, C->decoded);
+                REQUIRE(w != NULL);
+                REQUIREF((size_t)(w - C->tmp) == n && memcmp(C->tmp, C->enc, n) == 0,
+                         "%s size %d #%llu: decode then encode gives other bytes",
+                         S->types[t].name, size, (unsigned long long)k);
+            }
+}
+END_TEST
+
+START_TEST(root_round_trips_and_validates_in_both_layouts)
+{
+    for (int layout = 0; layout < 2; layout++)
+        for (int size = 2; size <= 40; size++)
+            for (uint64_t k = 0; k < 4; k++) {
+                size_t n = make(S->root, size, k, layout == 1);
+                tr_error e = decode(S->root, C->enc, n);
+                REQUIREF(e.code == TR_E_OK, "message size %d layout %d: %s at %zu", size,
+                         layout, tr_error_name(e.code), e.offset);
+                ar_reset(&C->scan);
+                tr_error v = S->validate(C->enc, n, &C->scan);
+                REQUIREF(v.code == TR_E_OK, "validator rejects a message: %s at %zu",
+                         tr_error_name(v.code), v.offset);
+                uint8_t *w = layout == 1
+                                 ? S->encode_first(C->tmp, C->tmp + BUF_BYTES, C->decoded,
+                                                   S->first_field)
+                                 : S->types[S->root].encode(C->tmp, C->tmp + BUF_BYTES,
+                                                            C->decoded);
+                REQUIRE(w != NULL);
+                REQUIREF((size_t)(w - C->tmp) == n && memcmp(C->tmp, C->enc, n) == 0,
+                         "message size %d layout %d: decode then encode differs", size, layout);
+            }
+}
+END_TEST
+
+START_TEST(every_optic_agrees_on_values_of_its_source)
+{
+    for (int i = 0; i < S->noptics; i++) {
+        const op_optic *o = &S->optics[i];
+        int hits = 0;
+        for (int size = 2; size <= 40; size++)
+            for (uint64_t k = 0; k < 6; k++) {
+                size_t n = make(o->source, size, k, false);
+                tr_error e = decode(o->source, C->enc, n);
+                REQUIRE(e.code == TR_E_OK);
+                hits += agree_on_value(i, C->enc, n, C->decoded, true, "a generated value");
+            }
+        REQUIREF(hits > 0, "optic %s (%s) never hit on 234 generated %s values", o->name,
+                 o->path, S->types[o->source].name);
+    }
+}
+END_TEST
+
+START_TEST(every_optic_agrees_on_messages)
+{
+    for (int i = 0; i < S->noptics; i++) {
+        if (!op_from_message(S, i))
+            continue;
+        const op_optic *o = &S->optics[i];
+        int hits = 0;
+        for (int layout = 0; layout < 2; layout++)
+            for (int size = 2; size <= 40; size++)
+                for (uint64_t k = 0; k < 4; k++) {
+                    size_t n = make(S->root, size, k, layout == 1);
+                    REQUIRE(decode(S->root, C->enc, n).code == TR_E_OK);
+                    hits += agree_on_message(i, C->enc, n, C->decoded, true, "a message");
+                }
+        REQUIREF(hits > 0, "optic %s (%s) never hit on 312 generated messages", o->name, o->path);
+    }
+}
+END_TEST
+
+/* Corruptions of one message: the validator says what the decoder says, and
+ * where the decoder accepts, every optic agrees with it. */
+static void corrupted(const uint8_t *orig, size_t n, const char *what)
+{
+    uint8_t *m = C->tmp;
+    memcpy(m, orig, n);
+    tr_error e = decode(S->root, m, n);
+    ar_reset(&C->scan);
+    tr_error v = S->validate(m, n, &C->scan);
+    REQUIREF(same_error(e, v), "%s: decoder %s at %zu, validator %s at %zu", what,
+             tr_error_name(e.code), e.offset, tr_error_name(v.code), v.offset);
+    /* Every optic runs (a scanner must stay inside the bytes, whatever they
+     * hold: ASan watches); where the decoder accepts, they must agree. */
+    for (int i = 0; i < S->noptics; i++) {
+        if (!op_from_message(S, i))
+            continue;
+        if (e.code == TR_E_OK) {
+            /* Canonical when re-encoding gives these bytes back. */
+            uint8_t *w = S->types[S->root].encode(C->re, C->re + BUF_BYTES, C->decoded);
+            bool canonical = w != NULL && (size_t)(w - C->re) == n && memcmp(C->re, m, n) == 0;
+            agree_on_message(i, m, n, C->decoded, canonical, what);
+        } else {
+            op_value sv;
+            ar_reset(&C->scan);
+            (void)op_scan_message(S, i, m, n, &sv, C->scratch, &C->scan);
+        }
+    }
+}
+
+START_TEST(corruptions_validate_like_the_decoder)
+{
+    static const uint8_t subst[] = {'"', '\\', '{', '}', '[', ']', ':', ',', ' ', '0', '9', '-',
+                                    'e', '.', 'a', 'n', 't', 0x00, 0x1f, 0x7f, 0xc3, 0xff};
+    uint8_t *orig = malloc(BUF_BYTES);
+    REQUIRE(orig != NULL);
+    for (int layout = 0; layout < 2; layout++) {
+        size_t n = make(S->root, 2, (uint64_t)layout, layout == 1);
+        memcpy(orig, C->enc, n);
+        char what[96];
+        for (size_t cut = 0; cut < n; cut++) {
+            snprintf(what, sizeof what, "the first %zu bytes (layout %d)", cut, layout);
+            corrupted(orig, cut, what);
+        }
+        /* Every byte replaced, at up to ~2500 positions evenly spread. */
+        size_t step = n / 2500 + 1;
+        for (size_t at = 0; at < n; at += step)
+            for (size_t s = 0; s < sizeof subst; s++) {
+                if (orig[at] == subst[s])
+                    continue;
+                uint8_t keep = orig[at];
+                orig[at] = subst[s];
+                snprintf(what, sizeof what, "byte %zu set to 0x%02x (layout %d)", at, subst[s],
+                         layout);
+                corrupted(orig, n, what);
+                orig[at] = keep;
+            }
+    }
+    free(orig);
+}
+END_TEST
+
+static Suite *model_suite(void)
+{
+    Suite *s = suite_create("model");
+    TCase *tc = tcase_create("generated");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 600);
+    tcase_add_test(tc, tables_are_consistent);
+    tcase_add_test(tc, every_type_round_trips);
+    tcase_add_test(tc, root_round_trips_and_validates_in_both_layouts);
+    tcase_add_test(tc, every_optic_agrees_on_values_of_its_source);
+    tcase_add_test(tc, every_optic_agrees_on_messages);
+    tcase_add_test(tc, corruptions_validate_like_the_decoder);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    fprintf(stderr, "test_model: schema %s, %d types, %d optics\n", S->schema, S->ntypes,
+            S->noptics);
+    SRunner *r = srunner_create(model_suite());
+    srunner_run_all(r, CK_NORMAL);
+    int failed = srunner_ntests_failed(r);
+    srunner_free(r);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
