@@ -239,7 +239,7 @@ wait
 check "unreachable upstream: exit 1, a clear error" \
     test $rc -eq 1 -a -n "$(grep 'triage-demo filter: upstream: cannot connect to 127.0.0.1:1: ' "$tmp/err")"
 
-echo '{"urgent":["Sev9"]}' >"$tmp/bad.policy"
+echo '{"urgent":["Sev 9"]}' >"$tmp/bad.policy"
 $T "$demo" filter --from 127.0.0.1:1 --to 127.0.0.1:1 --policy "$tmp/bad.policy" >/dev/null 2>"$tmp/err"
 check "a bad policy file: exit 2 before connecting" test $? -eq 2 -a -n "$(grep bad.policy "$tmp/err")"
 
