@@ -42,7 +42,7 @@ BENCH_SRC := $(sort $(wildcard bench/*.c))
 
 RUNTIME_OBJ := $(RUNTIME_SRC:runtime/%.c=$(BUILD)/obj/runtime/%.o)
 GEN_OBJ := $(GEN_NAMES:%=$(BUILD)/obj/gen/%.o)
-DEMO_LIB_OBJ := $(DEMO_LIB_SRC:demo/%.c=$(BUILD)/obj/demo/%.o)
+DEMO_LIB_OBJ := $(DEMO_LIB_SRC:demo/%.c=$(BUILD)/obj/demo/%.o) $(BUILD)/obj/gen/tr_default_rules.o
 DEMO_OBJ := $(DEMO_SRC:demo/%.c=$(BUILD)/obj/demo/%.o)
 LIB_OBJ := $(RUNTIME_OBJ) $(GEN_OBJ) $(DEMO_LIB_OBJ)
 TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
@@ -90,6 +90,11 @@ $(GEN_STAMP): $(SCHEMA) $(GENERATOR) | deps
 # A recipe, even an empty one, lets make notice optics.mk changed and re-read it.
 $(GEN)/optics.mk $(GEN_H) $(filter-out $(SCAN_NAMES:%=$(GEN)/%.c),$(GEN_C)): $(GEN_STAMP)
 	@:
+
+# The rules the demo judges with when given none, built into it.
+DEFAULT_RULES ?= schema/default.rules
+$(GEN)/tr_default_rules.c: $(DEFAULT_RULES) scripts/embed.py | $(GEN_STAMP)
+	$(PYTHON) scripts/embed.py tr_default_rules $(DEFAULT_RULES) $@
 
 # The first line of each .re template records this command.
 RE2C_FLAGS := -W -Werror --no-generation-date --no-version -i

@@ -3,7 +3,7 @@
  *
  * Plain C, also included from C++ (peers_simdjson.cpp): no project header
  * comes in through here. The policy reaches the peers as the names it keeps
- * (pr_policy, built from the po_policy our readers use), so a peer judges
+ * (pr_policy, the demo policy of schema/default.rules), so a peer judges
  * the way its user would: read a string, compare it with the policy's names.
  *
  * A verdict is one int, comparable across readers: pr_verdict(kind, keep),

@@ -129,10 +129,10 @@ int bench_stream(const bn_opts *o)
     size_t len, zlen;
     uint8_t *stream = make_stream(false, &len);
     uint8_t *zstream = make_stream(true, &zlen);
-    po_schema s = rd_schema();
+    rd_choice none = {NULL, NULL, NULL};
     po_policy pol;
-    char err[256];
-    if (stream == NULL || zstream == NULL || !po_default(&s, &pol, err, sizeof err)) {
+    char err[1024];
+    if (stream == NULL || zstream == NULL || !rd_policy(&none, &pol, err, sizeof err)) {
         fprintf(stderr, "triage-bench stream: cannot set up the stream\n");
         free(stream);
         free(zstream);
@@ -223,6 +223,7 @@ int bench_stream(const bn_opts *o)
             rc = 1;
         teardown(&c);
     }
+    po_free(&pol);
     free(stream);
     free(zstream);
     return rc;

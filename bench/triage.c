@@ -40,6 +40,7 @@
 typedef struct {
     bn_pool pool;
     po_policy policy;
+    rd_reader *rd;
     ar_arena arena;
     tr_Issue issue;
     vf_checker *verify;
@@ -66,21 +67,18 @@ static int verdict_decode(ctx_t *c, size_t i)
     ar_reset(&c->arena);
     if (tr_decode_Issue(m.p, m.n, &c->arena, &c->issue).code != TR_E_OK)
         return -2;
-    po_reader rd = rd_model(&c->issue.detail);
+    rd_decoded(c->rd, &c->issue);
     int kind;
-    return po_judge(&c->policy, &rd, &kind) ? kind : -1 - (kind >= 0 ? 0 : 0);
+    return po_judge(&c->policy, &c->rd->ru, &kind) ? kind : -1;
 }
 
 static int verdict_optics(ctx_t *c, size_t i)
 {
-    tr_view_Detail d;
     tr_message m = msg_at(c, i);
-    if (!vf_detail(c->verify, c->level, m, &d))
+    if (!rd_message(c->rd, c->level, m))
         return -2;
-    rd_bytes st;
-    po_reader rd = rd_optics(&st, d);
     int kind;
-    return po_judge(&c->policy, &rd, &kind) ? kind : -1;
+    return po_judge(&c->policy, &c->rd->ru, &kind) ? kind : -1;
 }
 
 static void run_decode(void *ctx, size_t i) { bn_sink += (uint64_t)verdict_decode(ctx, i); }
@@ -213,9 +211,9 @@ int bench_triage(const bn_opts *o)
         ctx_t *c = calloc(1, sizeof *c);
         void *mem = malloc(ARENA);
         char err[256];
-        po_schema s = rd_schema();
+        rd_choice none = {NULL, NULL, NULL};
         if (c == NULL || mem == NULL || !bn_pool_make(&c->pool, POOL, 7, l == 1) ||
-            !po_default(&s, &c->policy, err, sizeof err)) {
+            !rd_policy(&none, &c->policy, err, sizeof err) || (c->rd = rd_new()) == NULL) {
             fprintf(stderr, "triage-bench: cannot set up the pool\n");
             free(c);
             free(mem);
@@ -293,6 +291,8 @@ int bench_triage(const bn_opts *o)
         free(c->gz_off);
         free(c->gz_len);
         vf_free(c->verify);
+        rd_free(c->rd);
+        po_free(&c->policy);
         bn_pool_free(&c->pool);
         free(c);
         free(mem);

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "readers.h"
 #include "verify.h"
 
 int cmd_gen(int argc, char **argv);
@@ -29,6 +30,17 @@ bool opt_gzip(const char *cmd, const char *opt, const char *v, bool *gzip); /* i
 bool opt_ratio(const char *cmd, const char *v, double *ratio);              /* [0, 1] */
 bool opt_verify(const char *cmd, const char *v, vf_level *level);           /* off|json|schema */
 bool opt_layout(const char *cmd, const char *v, bool *first);               /* late|first */
+
+/* --rules FILE, --where EXPR, --policy FILE (each commands that judges
+ * takes them): true when argv[*i] is one of them, recorded in c. */
+bool opt_rules(int argc, char **argv, int *i, rd_choice *c, bool *bad);
+
+/* The help text of the three, for the commands' --help. */
+#define OPT_RULES_HELP                                                                   \
+    "  --rules FILE     keep/drop rules over the schema's optics (default: the rules\n"  \
+    "                   of schema/default.rules, built in; see docs/rules.md)\n"        \
+    "  --where EXPR     the one rule 'keep EXPR'\n"                                      \
+    "  --policy FILE    a policy file in the older JSON form (the rules it means)\n"
 
 /* Parses a count that must be at least 1 (opt_u64, then 0 is an error
  * naming the option). */

@@ -9,38 +9,99 @@
 #include "readers.h"
 #include "skip.h"
 #include "source.h"
-#include "tr_model.h"
+#include "tally.h"
+#include "tr_optics.h"
 #include "verify.h"
 
 static void help(FILE *f)
 {
     fprintf(f,
-            "usage: triage-demo judge [--reader optics|decode] [--policy FILE]\n"
-            "                         [--verify off|json|schema] [--grpc-encoding identity|gzip]\n"
+            "usage: triage-demo judge [--reader optics|decode] [--rules FILE | --where EXPR |\n"
+            "                         --policy FILE] [--verify off|json|schema]\n"
+            "                         [--grpc-encoding identity|gzip] [--ndjson]\n"
+            "                         [--print OPTIC[,OPTIC...]] [--summary]\n"
             "\n"
             "Reads gRPC frames from stdin and writes one line per message, in order:\n"
-            "'<kind> <keep|drop>', kind being Bug, Incident, Request or none (no kind\n"
-            "could be read, or the reader rejected the message).\n"
-            "  --reader optics  read only the detail's few values where they lie (default)\n"
-            "  --reader decode  decode the whole Issue, judge the model\n"
-            "  --policy FILE    a policy file (JSON; default: MODEL.md's demo policy)\n"
+            "'<kind> <keep|drop>', kind being a case of the schema's kind optic (its\n"
+            "union's tag) or none (no kind could be read, or the reader rejected the\n"
+            "message).\n"
+            "  --reader optics  read only the values the rules need, where they lie (default)\n"
+            "  --reader decode  decode the whole message, judge the model\n"
+            OPT_RULES_HELP
             "  --verify off     optics trust the bytes they do not read (default)\n"
             "  --verify json    optics also require one well-formed JSON text\n"
             "  --verify schema  optics also require what the full decoder accepts, so\n"
             "                   their verdict equals decode's on any input\n"
+            "  --print OPTICS   instead of verdicts, each message's values of these optics\n"
+            "                   (comma-separated names), tab-separated, '-' for a miss\n"
+            "  --ndjson         read one JSON message per line instead of frames\n"
             "  --summary        print a tally to stderr at the end\n"
             "  --grpc-encoding identity  a compressed frame is a framing error (default)\n"
             "  --grpc-encoding gzip      compressed frames are gzip: inflated, then judged\n"
             "Exit status: 0 when the input ends on a frame boundary; 2 on a framing\n"
             "error or a gzip message that does not inflate (corrupt, CRC, over 4 MiB),\n"
-            "after the lines of every whole message before it, or a bad policy; 1\n"
-            "when stdout cannot be written (named on stderr).\n");
+            "after the lines of every whole message before it, or bad rules; 1 when\n"
+            "stdout cannot be written (named on stderr).\n");
 }
+
+/* --print's optics: names separated by commas, each declared. */
+static int print_list(const char *v, int *optics, int max)
+{
+    int n = 0;
+    for (const char *p = v;;) {
+        const char *c = strchr(p, ',');
+        size_t len = c != NULL ? (size_t)(c - p) : strlen(p);
+        int i = op_find(&tr_schema, p, len);
+        if (i < 0 || n == max) {
+            if (i < 0) {
+                fprintf(stderr, "triage-demo judge: --print: no optic '%.*s' (optics:", (int)len, p);
+                for (int k = 0; k < tr_schema.noptics; k++)
+                    fprintf(stderr, "%s %s", k ? "," : "", tr_schema.optics[k].name);
+                fprintf(stderr, ")\n");
+            } else {
+                fprintf(stderr, "triage-demo judge: --print: more than %d optics\n", max);
+            }
+            return -1;
+        }
+        if (!op_from_message(&tr_schema, i)) {
+            fprintf(stderr, "triage-demo judge: --print: optic '%s' cannot be read from a "
+                            "message (no raw optic from the root reaches %s)\n",
+                    tr_schema.optics[i].name, tr_schema.types[tr_schema.optics[i].source].name);
+            return -1;
+        }
+        optics[n++] = i;
+        if (c == NULL)
+            return n;
+        p = c + 1;
+    }
+}
+
+/* One --print line: the optics' values, tab-separated, '-' for a miss. */
+static void print_values(ru_reader *rd, const int *optics, int n, char *buf, size_t cap)
+{
+    for (int k = 0; k < n; k++) {
+        op_value v;
+        const op_optic *o = &tr_schema.optics[optics[k]];
+        size_t w = 0;
+        if (ru_read(rd, optics[k], &v))
+            w = ru_format(o, &v, ru_reader_is_model(rd), buf, cap);
+        if (k > 0)
+            putchar('\t');
+        if (w == 0)
+            putchar('-');
+        else
+            fwrite(buf, 1, w, stdout);
+    }
+    putchar('\n');
+}
+
+#define PRINT_MAX 64
 
 int cmd_judge(int argc, char **argv)
 {
-    const char *policy_path = NULL, *reader = "optics";
-    bool bad = false, summary = false, gzip = false;
+    const char *reader = "optics", *print = NULL;
+    rd_choice choice = {NULL, NULL, NULL};
+    bool bad = false, summary = false, gzip = false, ndjson = false;
     vf_level verify = VF_OFF;
     for (int i = 1; i < argc && !bad; i++) {
         const char *v = NULL;
@@ -49,14 +110,17 @@ int cmd_judge(int argc, char **argv)
             return 0;
         } else if (opt_match(argc, argv, &i, "--reader", &v, &bad)) {
             reader = v;
-        } else if (opt_match(argc, argv, &i, "--policy", &v, &bad)) {
-            policy_path = v;
+        } else if (opt_rules(argc, argv, &i, &choice, &bad)) {
         } else if (opt_match(argc, argv, &i, "--verify", &v, &bad)) {
             bad = bad || !opt_verify("judge", v, &verify);
         } else if (opt_match(argc, argv, &i, "--grpc-encoding", &v, &bad)) {
             bad = bad || !opt_gzip("judge", "--grpc-encoding", v, &gzip);
+        } else if (opt_match(argc, argv, &i, "--print", &v, &bad)) {
+            print = v;
         } else if (strcmp(argv[i], "--summary") == 0) {
             summary = true;
+        } else if (strcmp(argv[i], "--ndjson") == 0) {
+            ndjson = true;
         } else {
             fprintf(stderr, "triage-demo judge: unknown option '%s' (see --help)\n", argv[i]);
             bad = true;
@@ -69,12 +133,13 @@ int cmd_judge(int argc, char **argv)
         fprintf(stderr, "triage-demo judge: --reader is optics or decode, not '%s'\n", reader);
         return 2;
     }
+    int printed[PRINT_MAX], nprint = 0;
+    if (print != NULL && (nprint = print_list(print, printed, PRINT_MAX)) < 0)
+        return 2;
 
-    char err[512];
-    po_schema schema = rd_schema();
+    char err[1024];
     po_policy policy;
-    if (policy_path != NULL ? !po_load(policy_path, &schema, &policy, err, sizeof err)
-                            : !po_default(&schema, &policy, err, sizeof err)) {
+    if (!rd_policy(&choice, &policy, err, sizeof err)) {
         fprintf(stderr, "triage-demo judge: %s\n", err);
         return 2;
     }
@@ -83,15 +148,23 @@ int cmd_judge(int argc, char **argv)
     src_reader src;
     if (!src_open(&src, STDIN_FILENO, gzip, err, sizeof err)) {
         fprintf(stderr, "triage-demo judge: %s\n", err);
+        po_free(&policy);
         return 1;
     }
+    src.ndjson = ndjson;
     uint8_t *mem = malloc(RD_DECODE_ARENA);
-    vf_checker *vc = vf_new();
+    void *root = calloc(1, tr_schema.types[tr_schema.root].size);
+    char *text = malloc(FR_DEFAULT_MAX_LEN * 2 + 64); /* a --print value's text */
+    rd_reader *rd = rd_new();
     gz_inflater gz = {0};
-    if (mem == NULL || vc == NULL || (gzip && !gz_inflater_init(&gz, 0))) {
+    if (mem == NULL || root == NULL || text == NULL || rd == NULL ||
+        (gzip && !gz_inflater_init(&gz, 0))) {
         free(mem);
-        vf_free(vc);
+        free(root);
+        free(text);
+        rd_free(rd);
         gz_inflater_destroy(&gz);
+        po_free(&policy);
         fprintf(stderr, "triage-demo judge: out of memory\n");
         src_close(&src);
         return 1;
@@ -101,8 +174,9 @@ int cmd_judge(int argc, char **argv)
     static char outbuf[1 << 16];
     setvbuf(stdout, outbuf, _IOFBF, sizeof outbuf);
 
-    uint64_t seen[TR_DETAIL_COUNT + 1] = {0}, kept[TR_DETAIL_COUNT + 1] = {0};
-    tr_Issue issue;
+    const char *kinds[TL_MAX_KINDS];
+    int nkinds = rd_kinds(kinds, TL_MAX_KINDS);
+    uint64_t seen[TL_MAX_KINDS + 1] = {0}, kept[TL_MAX_KINDS + 1] = {0};
     fr_frame f;
     int r;
     tr_error inflate_err = {0};
@@ -114,28 +188,35 @@ int cmd_judge(int argc, char **argv)
             if (inflate_err.code != TR_E_OK)
                 break;
         }
-        ar_reset(&arena);
         int kind = -1;
-        bool keep = false;
+        bool keep = false, read = false;
         if (optics) {
-            tr_view_Detail detail;
-            if (vf_detail(vc, verify, msg, &detail)) {
-                rd_bytes st;
-                po_reader rd = rd_optics(&st, detail);
-                keep = po_judge(&policy, &rd, &kind);
+            read = rd_message(rd, verify, msg);
+        } else {
+            ar_reset(&arena);
+            read = tr_schema.types[tr_schema.root].decode(msg.p, msg.n, &arena, root).code ==
+                   TR_E_OK;
+            if (read)
+                rd_decoded(rd, root);
+        }
+        if (print != NULL) {
+            if (read) {
+                print_values(&rd->ru, printed, nprint, text, FR_DEFAULT_MAX_LEN * 2 + 64);
+            } else {
+                for (int k = 0; k < nprint; k++)
+                    fputs(k ? "\t-" : "-", stdout);
+                putchar('\n');
             }
         } else {
-            tr_error e = tr_decode_Issue(msg.p, msg.n, &arena, &issue);
-            if (e.code == TR_E_OK) {
-                po_reader rd = rd_model(&issue.detail);
-                keep = po_judge(&policy, &rd, &kind);
-            }
+            if (read)
+                keep = po_judge(&policy, &rd->ru, &kind);
+            if (kind >= nkinds)
+                kind = -1;
+            printf("%s %s\n", kind >= 0 ? kinds[kind] : "none", keep ? "keep" : "drop");
         }
-        const char *name = kind >= 0 ? tr_Detail_names[kind].p : "none";
-        printf("%s %s\n", name, keep ? "keep" : "drop");
         if (out_failed())
-            break; /* the verdicts are lost: stop, and say so below */
-        int row = kind >= 0 ? kind : TR_DETAIL_COUNT;
+            break; /* the lines are lost: stop, and say so below */
+        int row = kind >= 0 ? kind : nkinds;
         seen[row]++;
         kept[row] += keep;
     }
@@ -152,13 +233,16 @@ int cmd_judge(int argc, char **argv)
     }
     if (summary) {
         fprintf(stderr, "%-10s %10s %10s\n", "kind", "seen", "kept");
-        for (int k = 0; k <= TR_DETAIL_COUNT; k++)
-            fprintf(stderr, "%-10s %10llu %10llu\n", k < TR_DETAIL_COUNT ? tr_Detail_names[k].p : "none",
+        for (int k = 0; k <= nkinds; k++)
+            fprintf(stderr, "%-10s %10llu %10llu\n", k < nkinds ? kinds[k] : "none",
                     (unsigned long long)seen[k], (unsigned long long)kept[k]);
     }
     free(mem);
-    vf_free(vc);
+    free(root);
+    free(text);
+    rd_free(rd);
     gz_inflater_destroy(&gz);
+    po_free(&policy);
     src_close(&src);
     return rc != 0 ? rc : wrc;
 }

@@ -126,3 +126,17 @@ int out_close(const char *cmd)
     fprintf(stderr, "triage-demo %s: cannot write stdout: %s\n", cmd, strerror(out_errno));
     return 1;
 }
+
+bool opt_rules(int argc, char **argv, int *i, rd_choice *c, bool *bad)
+{
+    const char *v = NULL;
+    if (opt_match(argc, argv, i, "--rules", &v, bad))
+        c->rules = v;
+    else if (opt_match(argc, argv, i, "--where", &v, bad))
+        c->where = v;
+    else if (opt_match(argc, argv, i, "--policy", &v, bad))
+        c->policy = v;
+    else
+        return false;
+    return true;
+}

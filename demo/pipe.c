@@ -48,21 +48,29 @@ pp_pipe *pp_new(pp_reader reader, const po_policy *policy, char *err, size_t err
     pp->reader = reader;
     pp->policy = *policy;
     fr_init(&pp->split);
-    const char *names[TR_DETAIL_COUNT];
-    for (int k = 0; k < TR_DETAIL_COUNT; k++)
-        names[k] = tr_Detail_names[k].p;
-    tl_init(&pp->tally, TR_DETAIL_COUNT, names);
+    const char *names[TL_MAX_KINDS];
+    tl_init(&pp->tally, rd_kinds(names, TL_MAX_KINDS), names);
     pp->tally.allocations = 1;
     fr_gather_init(&pp->gather, pp->iov, PP_IOV);
-    if (reader == PP_DECODE) {
-        pp->arena_mem = malloc(RD_DECODE_ARENA);
-        if (pp->arena_mem == NULL) {
-            snprintf(err, errlen, "out of memory (decode arena)");
+    if (reader != PP_NONE) {
+        pp->rd = rd_new();
+        if (pp->rd == NULL) {
+            snprintf(err, errlen, "out of memory (reader)");
             free(pp);
             return NULL;
         }
+        pp->tally.allocations += RD_ALLOCS;
+    }
+    if (reader == PP_DECODE) {
+        pp->arena_mem = malloc(RD_DECODE_ARENA);
+        pp->root = calloc(1, tr_schema.types[tr_schema.root].size);
+        if (pp->arena_mem == NULL || pp->root == NULL) {
+            snprintf(err, errlen, "out of memory (decode arena)");
+            pp_free(pp);
+            return NULL;
+        }
         ar_init(&pp->arena, pp->arena_mem, RD_DECODE_ARENA);
-        pp->tally.allocations++;
+        pp->tally.allocations += 2;
     }
     return pp;
 }
@@ -71,22 +79,17 @@ void pp_free(pp_pipe *pp)
 {
     if (pp == NULL)
         return;
-    vf_free(pp->vc);
+    rd_free(pp->rd);
     if (pp->gzip)
         gz_inflater_destroy(&pp->gz);
     free(pp->arena_mem);
+    free(pp->root);
     free(pp);
 }
 
 bool pp_set_verify(pp_pipe *pp, vf_level level)
 {
     pp->verify = level;
-    if (level == VF_OFF || pp->reader != PP_OPTICS || pp->vc != NULL)
-        return true;
-    pp->vc = vf_new();
-    if (pp->vc == NULL)
-        return false;
-    pp->tally.allocations++;
     return true;
 }
 
@@ -110,18 +113,15 @@ static bool judge_one(pp_pipe *pp, tr_message m, int *kind)
 {
     *kind = -1;
     if (pp->reader == PP_OPTICS) {
-        tr_view_Detail d;
-        if (!vf_detail(pp->vc, pp->verify, m, &d))
+        if (!rd_message(pp->rd, pp->verify, m))
             return false;
-        rd_bytes st;
-        po_reader rd = rd_optics(&st, d);
-        return po_judge(&pp->policy, &rd, kind);
+        return po_judge(&pp->policy, &pp->rd->ru, kind);
     }
     ar_reset(&pp->arena);
-    if (tr_decode_Issue(m.p, m.n, &pp->arena, &pp->issue).code != TR_E_OK)
+    if (tr_schema.types[tr_schema.root].decode(m.p, m.n, &pp->arena, pp->root).code != TR_E_OK)
         return false;
-    po_reader rd = rd_model(&pp->issue.detail);
-    return po_judge(&pp->policy, &rd, kind);
+    rd_decoded(pp->rd, pp->root);
+    return po_judge(&pp->policy, &pp->rd->ru, kind);
 }
 
 /* CPU time of this thread: judging time should not count the moments the

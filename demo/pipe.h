@@ -45,6 +45,7 @@
 #include "inflate.h"
 #include "net.h"
 #include "policy.h"
+#include "readers.h"
 #include "ring.h"
 #include "tally.h"
 #include "tr_model.h"
@@ -78,9 +79,9 @@ struct pp_pipe {
     uint64_t straddled;     /* frames that crossed the ring's end, read in place */
     char err[NET_ERR_LEN];  /* a flush failure */
     /* --verify (optics only): a message failing vf_check is judged none.
-     * The checker is created once, by pp_set_verify. */
+     * The checker is the reader's, created with it. */
     vf_level verify;
-    vf_checker *vc;
+    rd_reader *rd;          /* optics and decode: the rules' reader */
     /* --grpc-encoding gzip (pp_set_gzip): compressed frames are inflated
      * into gz's one reused buffer and the view judged; a kept one is
      * forwarded as it came. One that does not inflate is judged none,
@@ -100,7 +101,7 @@ struct pp_pipe {
     size_t inflate_err_frame;  /* and the stream offset of its frame */
     ar_arena arena;         /* decode only */
     uint8_t *arena_mem;
-    tr_Issue issue;
+    void *root;             /* the decoded root (decode only) */
     struct iovec iov[PP_IOV];
     fr_frame batch[PP_BATCH];
     int kind[PP_BATCH];

@@ -1,111 +1,124 @@
-/* readers.c: capability adapters for the policy. */
+/* readers.c: rules through the optics reader or the decode reader. */
 #include "readers.h"
 
-po_schema rd_schema(void)
-{
-    return (po_schema){
-        .kind = {tr_Detail_names, TR_DETAIL_COUNT},
-        .severity = {tr_Severity_names, TR_SEVERITY_COUNT},
-        .tier = {tr_Tier_names, TR_TIER_COUNT},
-        .module = {tr_Module_names, TR_MODULE_COUNT},
-        .plan = {tr_Plan_names, TR_PLAN_COUNT},
-    };
-}
+#include <stdlib.h>
+#include <string.h>
 
-/* ---- over the decoded model */
+#include "valid.h"
 
-static int m_kind(const void *self)
-{
-    tr_Detail_kind v;
-    return tr_get_kind(self, &v) ? (int)v : -1;
-}
+/* schema/default.rules, built in (scripts/embed.py). */
+extern const char tr_default_rules[], tr_default_rules_path[];
+extern const size_t tr_default_rules_len;
 
-static int m_severity(const void *self)
-{
-    tr_Severity v;
-    return tr_get_severity(self, &v) ? (int)v : -1;
-}
+/* The bytes reader's arena: scanners unescape strings into it, so it holds
+ * the largest message (untouched pages cost nothing). */
+#define RD_SCAN_ARENA (5u << 20)
 
-static int m_tier(const void *self)
+bool rd_policy(const rd_choice *c, po_policy *out, char *err, size_t errlen)
 {
-    tr_Tier v;
-    return tr_get_tier(self, &v) ? (int)v : -1;
-}
-
-static int m_module(const void *self)
-{
-    tr_Module v;
-    return tr_get_module(self, &v) ? (int)v : -1;
-}
-
-static int m_plan(const void *self)
-{
-    tr_Plan v;
-    return tr_get_plan(self, &v) ? (int)v : -1;
-}
-
-static bool m_votes(const void *self, int64_t *count)
-{
-    const tr_Votes *v;
-    if (!tr_get_votes(self, &v))
+    int given = (c->rules != NULL) + (c->where != NULL) + (c->policy != NULL);
+    if (given > 1) {
+        tr_say(err, errlen, "give at most one of --rules, --where and --policy");
         return false;
-    *count = v->count;
+    }
+    if (c->rules != NULL)
+        return po_rules_file(c->rules, &tr_schema, out, err, errlen);
+    if (c->where != NULL)
+        return po_where(c->where, &tr_schema, out, err, errlen);
+    if (c->policy != NULL)
+        return po_load(c->policy, &tr_schema, out, err, errlen);
+    return po_rules(tr_default_rules, tr_default_rules_len, tr_default_rules_path, &tr_schema,
+                    out, err, errlen);
+}
+
+int rd_kinds(const char **names, int max)
+{
+    int k = tr_schema.kind;
+    if (k < 0)
+        return 0;
+    const op_optic *o = &tr_schema.optics[k];
+    int n = o->ncases < max ? o->ncases : max;
+    for (int i = 0; i < n; i++)
+        names[i] = o->cases[i].p;
+    return n;
+}
+
+/* The kind's base, when it is a raw optic on one member of the root
+ * ("Root.member"): the one-pass checks find that member. */
+static int kind_base(void)
+{
+    int k = tr_schema.kind;
+    return k >= 0 ? tr_schema.optics[k].base : -1;
+}
+
+rd_reader *rd_new(void)
+{
+    rd_reader *r = calloc(1, sizeof *r);
+    if (r == NULL)
+        return NULL;
+    r->mem = malloc(RD_SCAN_ARENA);
+    r->vc = vf_new();
+    if (r->mem == NULL || r->vc == NULL) {
+        rd_free(r);
+        return NULL;
+    }
+    ar_init(&r->arena, r->mem, RD_SCAN_ARENA);
+    if (!ru_reader_init(&r->ru, &tr_schema, &r->arena)) {
+        rd_free(r);
+        return NULL;
+    }
+    int b = kind_base();
+    if (b >= 0) {
+        const char *path = tr_schema.optics[b].path, *dot = strchr(path, '.');
+        if (dot != NULL && strpbrk(dot + 1, ".[") == NULL) {
+            r->key = dot + 1;
+            r->key_n = strlen(dot + 1);
+        }
+    }
+    return r;
+}
+
+void rd_free(rd_reader *r)
+{
+    if (r == NULL)
+        return;
+    vf_free(r->vc);
+    free(r->mem);
+    free(r);
+}
+
+bool rd_message(rd_reader *r, vf_level level, tr_message m)
+{
+    ru_reader_bytes(&r->ru, m.p, m.n);
+    if (level == VF_OFF)
+        return true;
+    int b = kind_base();
+    op_value v;
+    bool hit = false;
+    if (level == VF_JSON) {
+        /* the check and the search for the base in one pass; when it does
+         * not prove the message valid, the reference validator decides (it
+         * alone judges a scalar text), and the scanners read as usual */
+        jv_find f = {{r->key, r->key_n}, NULL, NULL};
+        if (!jv_valid(m.p, m.p + m.n, r->key != NULL ? &f : NULL))
+            return vf_check(r->vc, VF_JSON, m).code == TR_E_OK;
+        if (r->key == NULL)
+            return true;
+        hit = f.val != NULL;
+        if (hit)
+            v.bytes.p = f.val, v.bytes.n = (size_t)(f.end - f.val);
+    } else {
+        /* the validator hands back the base's bytes as it passes them */
+        if (!vf_base(r->vc, m, b, &v, &hit))
+            return false;
+        if (b < 0)
+            return true;
+    }
+    ru_reader_seed(&r->ru, b, hit, &v);
     return true;
 }
 
-po_reader rd_model(const tr_Detail *d)
+void rd_decoded(rd_reader *r, const void *root)
 {
-    return (po_reader){d, m_kind, m_severity, m_tier, m_module, m_plan, m_votes};
-}
-
-/* ---- over the bytes, through the scanners */
-
-static int o_kind(const void *self)
-{
-    tr_Detail_kind v;
-    return tr_scan_kind(((const rd_bytes *)self)->detail, &v) ? (int)v : -1;
-}
-
-static int o_severity(const void *self)
-{
-    tr_Severity v;
-    return tr_scan_severity(((const rd_bytes *)self)->detail, &v) ? (int)v : -1;
-}
-
-static int o_tier(const void *self)
-{
-    tr_Tier v;
-    return tr_scan_tier(((const rd_bytes *)self)->detail, &v) ? (int)v : -1;
-}
-
-static int o_module(const void *self)
-{
-    tr_Module v;
-    return tr_scan_module(((const rd_bytes *)self)->detail, &v) ? (int)v : -1;
-}
-
-static int o_plan(const void *self)
-{
-    tr_Plan v;
-    return tr_scan_plan(((const rd_bytes *)self)->detail, &v) ? (int)v : -1;
-}
-
-static bool o_votes(const void *self, int64_t *count)
-{
-    /* The capability interface is const; the arena is scratch for escaped
-     * keys inside the record, reset before each use. */
-    rd_bytes *st = (rd_bytes *)(uintptr_t)self;
-    tr_Votes v;
-    ar_reset(&st->arena);
-    if (!tr_scan_votes(st->detail, &v, &st->arena))
-        return false;
-    *count = v.count;
-    return true;
-}
-
-po_reader rd_optics(rd_bytes *st, tr_view_Detail detail)
-{
-    st->detail = detail;
-    ar_init(&st->arena, st->mem, sizeof st->mem);
-    return (po_reader){st, o_kind, o_severity, o_tier, o_module, o_plan, o_votes};
+    ru_reader_model(&r->ru, root);
 }

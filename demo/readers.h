@@ -1,13 +1,25 @@
-/* readers.h: the policy's capabilities (policy.h) over the two readers.
+/* readers.h: judging messages with rules (policy.h), through either reader.
  *
- * The model reader answers from a decoded Detail through the generated model
- * optics (tr_get_*). The optics reader (added with the scanners) answers from
- * a detail's bytes. Both hand the policy the same thing: case indexes. */
+ * The optics reader judges a message's bytes: the rules read the optics
+ * they need through the scanners (rules.h's bytes reader), after the verify
+ * level's check; at json and schema that check's one pass hands over the
+ * bytes of the kind's base (the detail, in the demo's schema), so no scanner
+ * walks to it again. The decode reader judges a decoded root through the
+ * model getters. Both read the schema only through its tables (tr_schema).
+ *
+ * An rd_reader owns its memory (the rules reader and an arena for escaped
+ * strings, allocated once); nothing is allocated per message. */
 #ifndef TR_READERS_H
 #define TR_READERS_H
 
+#include <stdbool.h>
+#include <stddef.h>
+
 #include "policy.h"
+#include "rules.h"
 #include "tr_optics.h"
+#include "verify.h"
+#include "view.h"
 
 /* The arena a full decode of one message needs at most: lists of small
  * values become arrays of 8- or 16-byte items (a 4 MiB message of empty
@@ -15,21 +27,44 @@
  * limit; pages never touched cost nothing. */
 #define RD_DECODE_ARENA (64u << 20)
 
-/* The enum name tables the policy resolves its names against. */
-po_schema rd_schema(void);
-
-/* A reader over a decoded detail; valid while d is. */
-po_reader rd_model(const tr_Detail *d);
-
-/* A reader over a detail's bytes, through the scanners. The state holds the
- * view and a small arena for the one record focus (votes); it lives with
- * the caller (on its stack, say), so nothing is allocated per message. */
+/* What a command judges with: at most one of the three (NULL: not given);
+ * none means the default rules the program carries (schema/default.rules,
+ * built in). */
 typedef struct {
-    tr_view_Detail detail;
-    ar_arena arena;
-    uint64_t mem[64];
-} rd_bytes;
+    const char *rules;  /* --rules FILE */
+    const char *where;  /* --where EXPR */
+    const char *policy; /* --policy FILE (JSON) */
+} rd_choice;
 
-po_reader rd_optics(rd_bytes *st, tr_view_Detail detail);
+/* Loads c's choice for tr_schema; false with err set ("FILE:LINE:COL: ...",
+ * or more than one given). */
+__attribute__((warn_unused_result)) bool rd_policy(const rd_choice *c, po_policy *out, char *err,
+                                                   size_t errlen);
+
+/* The tally's rows: the names of the cases of the schema's kind optic
+ * (op_schema.kind), at most max of them; how many (0: the schema has none). */
+int rd_kinds(const char **names, int max);
+
+typedef struct {
+    ru_reader ru;
+    ar_arena arena;
+    uint8_t *mem;
+    vf_checker *vc;
+    const char *key; /* the root member the one-pass check finds (NULL: none) */
+    size_t key_n;
+} rd_reader;
+
+/* What rd_new allocates, for the pipe's count of allocations. */
+#define RD_ALLOCS 4
+
+rd_reader *rd_new(void);
+void rd_free(rd_reader *r);
+
+/* m becomes the reader's message, checked at level: false when the level
+ * rejects it (then it is judged none and dropped). */
+bool rd_message(rd_reader *r, vf_level level, tr_message m);
+
+/* A decoded root becomes the reader's message. */
+void rd_decoded(rd_reader *r, const void *root);
 
 #endif

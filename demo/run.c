@@ -248,7 +248,7 @@ static void jstr(const jdoc *d, int obj, const char *key, char *buf, size_t cap)
 /* ---- one reader's run */
 
 typedef struct {
-    const char *policy;
+    rd_choice choice; /* --rules, --where or --policy, passed on */
     child *up;        /* the session's upstream, for its line after each run */
     uint64_t conn;    /* the upstream's connection number of this run (from 1) */
     uint64_t threads;
@@ -287,13 +287,12 @@ static bool read_filter(result *r, const char *line)
     static jdoc d;
     if (!jparse(&d, line))
         return false;
-    const char *names[TR_DETAIL_COUNT];
-    for (int k = 0; k < TR_DETAIL_COUNT; k++)
-        names[k] = tr_Detail_names[k].p;
-    tl_init(&r->t, TR_DETAIL_COUNT, names);
+    const char *names[TL_MAX_KINDS];
+    int nk = rd_kinds(names, TL_MAX_KINDS);
+    tl_init(&r->t, nk, names);
     int kinds = jfind(&d, 0, "kinds");
-    for (int k = 0; k <= TR_DETAIL_COUNT; k++) {
-        int row = jfind(&d, kinds, k < TR_DETAIL_COUNT ? names[k] : "none");
+    for (int k = 0; k <= nk; k++) {
+        int row = jfind(&d, kinds, k < nk ? names[k] : "none");
         r->t.seen[k] = ju64(&d, row, "seen");
         r->t.kept[k] = ju64(&d, row, "kept");
     }
@@ -364,7 +363,7 @@ static void one_run(result *r, pp_reader reader, const char *up, uint64_t count,
     r->ok = true;
     const char *name = pp_reader_name(reader);
 
-    char *dargv[8];
+    char *dargv[10];
     int k = 0;
     dargv[k++] = "triage-demo";
     dargv[k++] = "downstream";
@@ -373,10 +372,17 @@ static void one_run(result *r, pp_reader reader, const char *up, uint64_t count,
         dargv[k++] = "--grpc-encoding=gzip";
     if (reader == PP_NONE)
         dargv[k++] = "--count-only";
-    char pol[4200];
-    if (o->policy != NULL) {
-        snprintf(pol, sizeof pol, "--policy=%s", o->policy);
-        dargv[k++] = pol;
+    /* the rules, as two arguments (an expression may be long) */
+    char *rules_opt[2] = {NULL, NULL};
+    if (o->choice.rules != NULL)
+        rules_opt[0] = "--rules", rules_opt[1] = (char *)o->choice.rules;
+    else if (o->choice.where != NULL)
+        rules_opt[0] = "--where", rules_opt[1] = (char *)o->choice.where;
+    else if (o->choice.policy != NULL)
+        rules_opt[0] = "--policy", rules_opt[1] = (char *)o->choice.policy;
+    if (rules_opt[0] != NULL) {
+        dargv[k++] = rules_opt[0];
+        dargv[k++] = rules_opt[1];
     }
     dargv[k] = NULL;
     child ds, flt;
@@ -411,8 +417,10 @@ static void one_run(result *r, pp_reader reader, const char *up, uint64_t count,
     fargv[k++] = vfy;
     if (o->gzip)
         fargv[k++] = "--grpc-encoding=gzip";
-    if (o->policy != NULL)
-        fargv[k++] = pol;
+    if (rules_opt[0] != NULL) {
+        fargv[k++] = rules_opt[0];
+        fargv[k++] = rules_opt[1];
+    }
     if (o->progress && timed)
         fargv[k++] = prog;
     fargv[k] = NULL;
@@ -640,7 +648,8 @@ static void run_help(FILE *f)
     fprintf(f,
             "usage: triage-demo run [N] [--reader optics|decode|none|all] [--json]\n"
             "                       [--size K] [--seed S] [--layout late|first]\n"
-            "                       [--policy FILE] [--warmup W] [--threads 1|2] [--pool P]\n"
+            "                       [--rules FILE | --where EXPR | --policy FILE]\n"
+            "                       [--warmup W] [--threads 1|2] [--pool P]\n"
             "                       [--verify off|json|schema]\n"
             "                       [--compress identity|gzip] [--compress-ratio R]\n"
 
@@ -654,7 +663,9 @@ static void run_help(FILE *f)
             "its policy keeps them all, and that optics and decode judged alike; exits 1\n"
             "when a check fails, 2 on bad options, and 1 when stdout cannot be\n"
             "written (named on stderr).\n"
-            "  --json     one JSON object per reader (CLI.md)\n"
+            "  --json     one JSON object per reader\n"
+            "  --rules, --where, --policy  what the filter and the downstream judge with\n"
+            "             (see judge --help; default: the built-in schema/default.rules)\n"
             "  --pool P   the upstream's distinct messages (default 4096; see upstream\n"
             "             --help): N messages cycle through them, so the upstream's\n"
             "             memory does not grow with N (the report gives its max RSS);\n"
@@ -691,8 +702,7 @@ int cmd_run(int argc, char **argv)
             bool first_unused;
             g.layout = v;
             bad = bad || !opt_layout("run", v, &first_unused);
-        } else if (opt_match(argc, argv, &i, "--policy", &v, &bad)) {
-            o.policy = v;
+        } else if (opt_rules(argc, argv, &i, &o.choice, &bad)) {
         } else if (opt_match(argc, argv, &i, "--verify", &v, &bad)) {
             bad = bad || !opt_verify("run", v, &o.verify);
         } else if (opt_match(argc, argv, &i, "--compress", &v, &bad)) {
@@ -733,8 +743,9 @@ int cmd_run(int argc, char **argv)
     o.gzip = g.gzip;
     o.threads = threads;
     po_policy policy;
-    if (bad || !svc_policy("run", o.policy, &policy))
+    if (bad || !svc_policy("run", &o.choice, &policy))
         return 2;
+    po_free(&policy); /* checked here; the filter and the downstream load their own */
     o.progress = isatty(STDERR_FILENO);
     if (warmup == UINT64_MAX) {
         warmup = count / 10;

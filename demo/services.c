@@ -16,12 +16,10 @@
 #include "source.h"
 #include "tally.h"
 
-bool svc_policy(const char *cmd, const char *path, po_policy *out)
+bool svc_policy(const char *cmd, const rd_choice *c, po_policy *out)
 {
-    char err[512];
-    po_schema schema = rd_schema();
-    if (path != NULL ? po_load(path, &schema, out, err, sizeof err)
-                     : po_default(&schema, out, err, sizeof err))
+    char err[1024];
+    if (rd_policy(c, out, err, sizeof err))
         return true;
     fprintf(stderr, "triage-demo %s: %s\n", cmd, err);
     return false;
@@ -335,7 +333,8 @@ static void filter_help(FILE *f)
 {
     fprintf(f,
             "usage: triage-demo filter --from HOST:PORT --to HOST:PORT\n"
-            "                          [--reader optics|decode|none] [--policy FILE] [--json]\n"
+            "                          [--reader optics|decode|none] [--rules FILE | --where EXPR |\n"
+            "                          --policy FILE] [--json]\n"
             "                          [--verify off|json|schema] [--grpc-encoding identity|gzip]\n"
             "\n"
             "Connects to the downstream (--to), then the upstream (--from), and forwards\n"
@@ -344,7 +343,7 @@ static void filter_help(FILE *f)
             "  --reader optics  scan the detail's few values where they lie (default)\n"
             "  --reader decode  decode the whole Issue, judge the model\n"
             "  --reader none    forward everything, judge nothing (the relay)\n"
-            "  --policy FILE    a policy file (JSON; default: MODEL.md's demo policy)\n"
+            OPT_RULES_HELP
             "  --verify off     optics trust the bytes they do not read (default)\n"
             "  --verify json    optics also require one well-formed JSON text\n"
             "  --verify schema  optics also require what the full decoder accepts\n"
@@ -386,7 +385,8 @@ static const char *const outcome_names[] = {"done", "upstream_bad", "upstream_io
 
 int cmd_filter(int argc, char **argv)
 {
-    const char *from = NULL, *to = NULL, *policy_path = NULL, *reader_s = "optics";
+    const char *from = NULL, *to = NULL, *reader_s = "optics";
+    rd_choice choice = {NULL, NULL, NULL};
     uint64_t threads = 1, progress = 0;
     bool bad = false, json = false, gzip = false;
     vf_level verify = VF_OFF;
@@ -401,8 +401,7 @@ int cmd_filter(int argc, char **argv)
             to = v;
         } else if (opt_match(argc, argv, &i, "--reader", &v, &bad)) {
             reader_s = v;
-        } else if (opt_match(argc, argv, &i, "--policy", &v, &bad)) {
-            policy_path = v;
+        } else if (opt_rules(argc, argv, &i, &choice, &bad)) {
         } else if (opt_match(argc, argv, &i, "--threads", &v, &bad)) {
             bad = bad || !opt_count("filter", "--threads", v, 2, &threads);
         } else if (opt_match(argc, argv, &i, "--progress", &v, &bad)) {
@@ -429,7 +428,7 @@ int cmd_filter(int argc, char **argv)
         bad = true;
     }
     po_policy policy;
-    if (bad || !svc_policy("filter", policy_path, &policy))
+    if (bad || !svc_policy("filter", &choice, &policy))
         return 2;
 
     sk_init();
@@ -523,7 +522,8 @@ int cmd_filter(int argc, char **argv)
 static void downstream_help(FILE *f)
 {
     fprintf(f,
-            "usage: triage-demo downstream --listen HOST:PORT [--policy FILE] [--count-only]\n"
+            "usage: triage-demo downstream --listen HOST:PORT [--rules FILE | --where EXPR |\n"
+            "                              --policy FILE] [--count-only]\n"
             "                              [--grpc-encoding identity|gzip]\n"
             "\n"
             "Prints 'listening HOST:PORT', accepts one connection and reads frames until\n"
@@ -533,7 +533,7 @@ static void downstream_help(FILE *f)
             "   \"digest\":\"...\",\"error\":null}\n"
             "digest: XXH64 of each frame, folded in order (runtime/tally.h), the same\n"
             "the filter computes over what it forwards.\n"
-            "  --policy FILE    a policy file (default: MODEL.md's demo policy)\n"
+            OPT_RULES_HELP
             "  --count-only     only count and digest; decoded and kept_by_policy are null\n"
             "  --grpc-encoding gzip  compressed frames are gzip: inflated, then decoded\n"
             "                   (one that does not inflate does not decode); the digest\n"
@@ -544,7 +544,8 @@ static void downstream_help(FILE *f)
 
 int cmd_downstream(int argc, char **argv)
 {
-    const char *listen_at = NULL, *policy_path = NULL;
+    const char *listen_at = NULL;
+    rd_choice choice = {NULL, NULL, NULL};
     bool bad = false, count_only = false, gzip = false;
     for (int i = 1; i < argc && !bad; i++) {
         const char *v = NULL;
@@ -555,8 +556,7 @@ int cmd_downstream(int argc, char **argv)
             bad = bad || !opt_gzip("downstream", "--grpc-encoding", v, &gzip);
         } else if (opt_match(argc, argv, &i, "--listen", &v, &bad)) {
             listen_at = v;
-        } else if (opt_match(argc, argv, &i, "--policy", &v, &bad)) {
-            policy_path = v;
+        } else if (opt_rules(argc, argv, &i, &choice, &bad)) {
         } else if (strcmp(argv[i], "--count-only") == 0) {
             count_only = true;
         } else {
@@ -569,7 +569,7 @@ int cmd_downstream(int argc, char **argv)
         bad = true;
     }
     po_policy policy;
-    if (bad || !svc_policy("downstream", policy_path, &policy))
+    if (bad || !svc_policy("downstream", &choice, &policy))
         return 2;
 
     sk_init();
@@ -618,12 +618,13 @@ int cmd_downstream(int argc, char **argv)
         if (f.compressed && gz_inflate(&pp->gz, f.msg, &m).code != TR_E_OK)
             continue;
         ar_reset(&pp->arena);
-        if (tr_decode_Issue(m.p, m.n, &pp->arena, &pp->issue).code != TR_E_OK)
+        if (tr_schema.types[tr_schema.root].decode(m.p, m.n, &pp->arena, pp->root).code !=
+            TR_E_OK)
             continue;
         decoded++;
-        po_reader rd = rd_model(&pp->issue.detail);
+        rd_decoded(pp->rd, pp->root);
         int kind;
-        kept += po_judge(&policy, &rd, &kind);
+        kept += po_judge(&policy, &pp->rd->ru, &kind);
     }
     printf("{\"received\":%llu,\"bytes\":%llu,", (unsigned long long)received,
            (unsigned long long)dg.bytes);

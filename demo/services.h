@@ -8,11 +8,13 @@
 #include <stdio.h>
 
 #include "policy.h"
+#include "readers.h"
 #include "verify.h"
 
-/* The policy file at path, or the demo policy when path is NULL; on failure
- * prints "triage-demo CMD: FILE: problem" to stderr and returns false. */
-bool svc_policy(const char *cmd, const char *path, po_policy *out);
+/* What c chooses (readers.h: rules, --where, a JSON policy, or the default
+ * rules); on failure prints "triage-demo CMD: FILE:LINE:COL: problem" to
+ * stderr and returns false. */
+bool svc_policy(const char *cmd, const rd_choice *c, po_policy *out);
 
 /* Listens on hostport and prints "listening HOST:PORT" (the port bound, so
  * port 0 can be found by whoever started us) on stdout, flushed. Returns the

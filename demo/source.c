@@ -21,6 +21,18 @@ bool src_open(src_reader *s, int fd, bool allow_compressed, char *err, size_t er
 
 void src_close(src_reader *s) { rb_destroy(&s->ring); }
 
+/* One line of n bytes at p (stream offset off) as a message, when it holds
+ * more than whitespace. */
+static bool line_message(const uint8_t *p, size_t n, size_t off, fr_frame *f)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!(p[i] == ' ' || p[i] == '\t' || p[i] == '\r' || p[i] == '\n')) {
+            *f = (fr_frame){NULL, {p, n}, off, false};
+            return true;
+        }
+    return false;
+}
+
 int src_next(src_reader *s, fr_frame *f)
 {
     if (s->pending > 0) {
@@ -31,20 +43,41 @@ int src_next(src_reader *s, fr_frame *f)
     for (;;) {
         size_t n;
         const uint8_t *p = rb_data(&s->ring, &n);
-        fr_status st = fr_next(&s->split, p, p + n, s->offset, f);
-        if (st == FR_FRAME) {
-            s->pending = fr_frame_size(f);
-            return 1;
-        }
-        if (st == FR_ERROR) {
-            s->err = s->split.err;
-            return -1;
-        }
-        if (s->eof) {
-            if (fr_finish(&s->split, p, p + n, s->offset) == TR_E_OK)
+        if (s->ndjson) {
+            const uint8_t *nl = n > 0 ? memchr(p, '\n', n) : NULL;
+            if (nl != NULL || (s->eof && n > 0)) {
+                size_t len = nl != NULL ? (size_t)(nl - p) : n;
+                s->pending = nl != NULL ? len + 1 : len;
+                if (line_message(p, len, s->offset, f))
+                    return 1;
+                rb_consume(&s->ring, s->pending);
+                s->offset += s->pending;
+                s->pending = 0;
+                continue;
+            }
+            if (s->eof)
                 return 0;
-            s->err = s->split.err;
-            return -1;
+            if (n > FR_DEFAULT_MAX_LEN) {
+                /* a line as long as a frame may be, and no end in sight */
+                s->err = (tr_error){TR_E_FRAME_SIZE, s->offset, NULL};
+                return -1;
+            }
+        } else {
+            fr_status st = fr_next(&s->split, p, p + n, s->offset, f);
+            if (st == FR_FRAME) {
+                s->pending = fr_frame_size(f);
+                return 1;
+            }
+            if (st == FR_ERROR) {
+                s->err = s->split.err;
+                return -1;
+            }
+            if (s->eof) {
+                if (fr_finish(&s->split, p, p + n, s->offset) == TR_E_OK)
+                    return 0;
+                s->err = s->split.err;
+                return -1;
+            }
         }
         size_t room;
         uint8_t *w = rb_space(&s->ring, &room);

@@ -1,6 +1,8 @@
 /* source.h: frames from a file descriptor (stdin for judge and check), read
  * in 256 KiB pieces into a ring and split in place: every frame handed out
- * is a view into the ring, valid until the next src_next call. */
+ * is a view into the ring, valid until the next src_next call. With ndjson
+ * set after src_open, each line is a message instead (its frame has no
+ * head; offset is the line's). */
 #ifndef TR_SOURCE_H
 #define TR_SOURCE_H
 
@@ -17,6 +19,8 @@ typedef struct {
     size_t offset;  /* stream offset of the ring's first unread byte */
     size_t pending; /* size of the frame handed out last, consumed next call */
     bool eof;
+    bool ndjson;    /* one JSON message a line instead of frames (blank
+                       lines skipped; a line over 4 MiB is an error) */
     tr_error err;   /* framing error (stream offset), or TR_E_IO */
     char io_err[160];
 } src_reader;

@@ -64,36 +64,27 @@ tr_error vf_check(vf_checker *v, vf_level level, tr_message m)
         return c.err;
     case VF_SCHEMA:
         ar_reset(&v->arena);
-        return tr_validate_Issue(m.p, m.n, &v->arena);
+        return tr_schema.validate(m.p, m.n, &v->arena);
     default:
         return c.err;
     }
 }
 
-bool vf_detail(vf_checker *v, vf_level level, tr_message m, tr_view_Detail *out)
+bool vf_base(vf_checker *v, tr_message m, int optic, op_value *view, bool *hit)
 {
-    switch (level) {
-    case VF_JSON: {
-        /* the check and the scan in one pass; when it does not prove the
-         * message valid, the reference validator decides (it alone judges
-         * a scalar text), then the scanner reads */
-        jv_find f = {{"detail", 6}, NULL, NULL};
-        if (!jv_valid(m.p, m.p + m.n, &f))
-            return vf_check(v, VF_JSON, m).code == TR_E_OK && tr_scan_detail(m, out);
-        out->p = f.val;
-        out->n = f.val != NULL ? (size_t)(f.end - f.val) : 0;
-        return f.val != NULL;
+    /* validate_views sets only the entries of raw optics on root members */
+    op_value views[RU_MAX_OPTICS];
+    bool has[RU_MAX_OPTICS];
+    bool want = optic >= 0 && optic < tr_schema.noptics && optic < RU_MAX_OPTICS;
+    if (want)
+        has[optic] = false;
+    ar_reset(&v->arena);
+    *hit = false;
+    if (tr_schema.validate_views(m.p, m.n, &v->arena, views, has).code != TR_E_OK)
+        return false;
+    if (want && has[optic]) {
+        *hit = true;
+        *view = views[optic];
     }
-    case VF_SCHEMA: {
-        /* the validator hands back the detail's bytes: no walk of its own */
-        tr_Issue_views views;
-        ar_reset(&v->arena);
-        if (tr_validate_Issue_views(m.p, m.n, &v->arena, &views).code != TR_E_OK || !views.has_detail)
-            return false;
-        *out = views.detail;
-        return true;
-    }
-    default:
-        return tr_scan_detail(m, out);
-    }
+    return true;
 }

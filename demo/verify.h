@@ -3,11 +3,11 @@
  *
  *   off     the scanners alone (a lazy reader: fast, and trusting)
  *   json    the message must also be one well-formed JSON text: for the
- *           optics reader (vf_detail) checked in the same pass that finds
- *           the detail (jv_valid, valid.h); vf_check and `check` use
+ *           optics reader (readers.h) checked in the same pass that finds
+ *           the kind's base (jv_valid, valid.h); vf_check and `check` use
  *           js_validate, the reference, which names the error
- *   schema  it must also be what the full decoder accepts (tr_validate_Issue,
- *           generated from the decoder's own template): then the optics'
+ *   schema  it must also be what the full decoder accepts (the generated
+ *           validator, rendered from the decoder's own template): then the optics'
  *           verdict equals the decoder's on every input whatsoever
  *
  * A checker owns one scratch arena, allocated at creation and reset per
@@ -18,6 +18,7 @@
 #include <stdbool.h>
 
 #include "tr_model.h"
+#include "rules.h"
 #include "tr_optics.h"
 #include "view.h"
 
@@ -34,11 +35,11 @@ void vf_free(vf_checker *v);
 /* TR_E_OK when m passes the level (always for VF_OFF). */
 tr_error vf_check(vf_checker *v, vf_level level, tr_message m);
 
-/* What the optics reader does with a message: true with *out its detail's
- * bytes when m passes the level and has a detail; false otherwise (a miss,
- * or a message the level rejects). off: the scanner alone; json: one pass
- * that validates and finds the detail; schema: the validator, which hands
- * back the detail's bytes as it passes them (tr_validate_Issue_views). */
-bool vf_detail(vf_checker *v, vf_level level, tr_message m, tr_view_Detail *out);
+/* The schema level in one pass, for the optics reader: true when m is what
+ * the decoder accepts; then *hit tells whether the raw optic `optic` (one
+ * on a member of the root, as the kind's base is) is in m, with its bytes
+ * in view->bytes, handed back by the validator as it passed them. Other
+ * optics (or -1) give *hit false. */
+bool vf_base(vf_checker *v, tr_message m, int optic, op_value *view, bool *hit);
 
 #endif

@@ -119,6 +119,12 @@ typedef struct {
     /* The root encoded with one field moved to the front (-1: none). */
     uint8_t *(*encode_first)(uint8_t *w, uint8_t *wend, const void *v, int first);
     tr_error (*validate)(const uint8_t *p, size_t n, ar_arena *a);
+    /* The same verdict, also handing back the bytes of each raw optic on
+     * one member of the root as the validator passes them: for optic i,
+     * has[i] (false: absent or null) and views[i].bytes, meaningful when it
+     * returns TR_E_OK; other entries are left alone. Arrays of noptics. */
+    tr_error (*validate_views)(const uint8_t *p, size_t n, ar_arena *a, op_value *views,
+                               bool *has);
     /* The optic whose cases name a message's kind (the tally's rows): the
      * first OP_TAG optic that a message can be read through (it starts at
      * the root, or has a base); -1 when there is none. */

@@ -1,4 +1,5 @@
-/* policy.c: the verdict, and loading a policy file with jsmn. */
+/* policy.c: loading what a command judges with: rules, or a JSON policy
+ * file (read with jsmn) turned into the rules it means. */
 #include "policy.h"
 
 #include <errno.h>
@@ -11,25 +12,12 @@
 #define JSMN_STRICT
 #include <jsmn.h>
 
-static bool in_set(uint64_t set, int v) { return v >= 0 && v < 64 && (set >> v & 1u); }
-
-bool po_judge(const po_policy *p, const po_reader *r, int *kind)
-{
-    int k = r->kind(r->self);
-    *kind = k;
-    if (k < 0)
-        return false;
-    if (k == p->incident)
-        return in_set(p->urgent, r->severity(r->self)) && in_set(p->tiers, r->tier(r->self));
-    if (k == p->bug)
-        return in_set(p->modules, r->module(r->self));
-    if (k == p->request) {
-        int64_t votes;
-        return r->votes(r->self, &votes) && votes >= p->min_votes &&
-               in_set(p->plans, r->plan(r->self));
-    }
-    return false;
-}
+/* The cases of the optic the JSON form reads for a key. */
+typedef struct {
+    const js_str *names;
+    int count;
+    const char *type; /* for messages */
+} po_enum;
 
 static int find(const po_enum *e, const char *s, size_t n)
 {
@@ -39,34 +27,102 @@ static int find(const po_enum *e, const char *s, size_t n)
     return -1;
 }
 
-static bool set_of(const po_enum *e, const char *const *names, size_t count, uint64_t *out)
+/* The JSON form reads these optics: each key's names are cases of one. */
+static const char *const json_keys[] = {"urgent", "tiers", "modules", "plans", "minVotes"};
+static const char *const json_optics[] = {"severity", "tier", "module", "plan", "votes"};
+
+/* The JSON form's defaults (the demo's policy). */
+static const char *const default_names[4][2] = {
+    {"Sev1", "Sev2"}, {"Critical", NULL}, {"Payments", NULL}, {"Business", "Enterprise"}};
+
+static bool optic_enum(const op_schema *s, const char *optic, po_enum *e, const char *name,
+                       char *err, size_t errlen)
 {
-    *out = 0;
-    for (size_t i = 0; i < count; i++) {
-        int v = find(e, names[i], strlen(names[i]));
-        if (v < 0 || v >= 64)
-            return false;
-        *out |= 1ull << v;
+    int i = op_find(s, optic, strlen(optic));
+    if (i < 0 || (s->optics[i].kind != OP_ENUM && s->optics[i].kind != OP_TAG)) {
+        tr_say(err, errlen,
+               "%s: a JSON policy file reads the optic '%s' (an enum), which the schema %s "
+               "does not declare; write rules instead (--rules)",
+               name, optic, s->schema);
+        return false;
     }
+    *e = (po_enum){s->optics[i].cases, s->optics[i].ncases, s->optics[i].focus};
     return true;
 }
 
-bool po_default(const po_schema *s, po_policy *out, char *err, size_t errlen)
+/* "'X' is not a case of T (cases: A, B, ...)" after prefix. */
+static void not_a_case(char *err, size_t errlen, const char *prefix, const char *x, size_t xn,
+                       const po_enum *e)
 {
-    static const char *const urgent[] = {"Sev1", "Sev2"}, *const tiers[] = {"Critical"},
-                             *const modules[] = {"Payments"},
-                             *const plans[] = {"Business", "Enterprise"};
-    out->bug = find(&s->kind, "Bug", 3);
-    out->incident = find(&s->kind, "Incident", 8);
-    out->request = find(&s->kind, "Request", 7);
-    out->min_votes = 130;
-    if (out->bug < 0 || out->incident < 0 || out->request < 0 ||
-        !set_of(&s->severity, urgent, 2, &out->urgent) || !set_of(&s->tier, tiers, 1, &out->tiers) ||
-        !set_of(&s->module, modules, 1, &out->modules) || !set_of(&s->plan, plans, 2, &out->plans)) {
-        snprintf(err, errlen, "the schema lacks a name the default policy uses");
-        return false;
+    char list[512] = "";
+    size_t at = 0;
+    for (int c = 0; c < e->count && at + 8 < sizeof list; c++) {
+        int w = snprintf(list + at, sizeof list - at, "%s%s", c ? ", " : "", e->names[c].p);
+        if (w < 0 || (size_t)w >= sizeof list - at) {
+            snprintf(list + at, sizeof list - at, ", ...");
+            break;
+        }
+        at += (size_t)w;
     }
-    return true;
+    tr_say(err, errlen, "%s'%.*s' is not a case of %s (cases: %s)", prefix, (int)xn, x, e->type,
+           list);
+}
+
+/* The rules the JSON form means: sets (bit c: case c of the key's optic)
+ * and the least votes, as text for ru_parse. */
+static bool json_rules(const po_enum *enums, const uint64_t sets[4], int64_t min_votes,
+                       char *out, size_t cap)
+{
+    static const char *const head[] = {"keep kind == Incident && severity in [",
+                                       "] && tier in [", "]\nkeep kind == Bug && module in [",
+                                       "]\nkeep kind == Request && plan in ["};
+    size_t at = 0;
+    for (int k = 0; k < 4; k++) {
+        int w = snprintf(out + at, cap - at, "%s", head[k]);
+        if (w < 0 || (size_t)w >= cap - at)
+            return false;
+        at += (size_t)w;
+        bool first = true;
+        for (int c = 0; c < enums[k].count && c < 64; c++)
+            if (sets[k] >> c & 1u) {
+                w = snprintf(out + at, cap - at, "%s%s", first ? "" : ", ", enums[k].names[c].p);
+                if (w < 0 || (size_t)w >= cap - at)
+                    return false;
+                at += (size_t)w;
+                first = false;
+            }
+    }
+    int w = snprintf(out + at, cap - at, "] && votes.count >= %lld\n", (long long)min_votes);
+    return w >= 0 && (size_t)w < cap - at;
+}
+
+bool po_rules(const char *text, size_t n, const char *name, const op_schema *s, po_policy *out,
+              char *err, size_t errlen)
+{
+    out->schema = s;
+    out->rules = ru_parse(text, n, name, s, err, errlen);
+    return out->rules != NULL;
+}
+
+bool po_rules_file(const char *path, const op_schema *s, po_policy *out, char *err,
+                   size_t errlen)
+{
+    out->schema = s;
+    out->rules = ru_load(path, s, err, errlen);
+    return out->rules != NULL;
+}
+
+bool po_where(const char *expr, const op_schema *s, po_policy *out, char *err, size_t errlen)
+{
+    out->schema = s;
+    out->rules = ru_where(expr, s, err, errlen);
+    return out->rules != NULL;
+}
+
+void po_free(po_policy *p)
+{
+    ru_free(p->rules);
+    p->rules = NULL;
 }
 
 /* Byte offset -> 1-based line and column, for messages. */
@@ -112,11 +168,30 @@ static const char *unescaped(const char *text, const jsmntok_t *t, char *buf, si
     return buf;
 }
 
-bool po_parse(const char *text, size_t n, const char *name, const po_schema *s, po_policy *out,
+bool po_parse(const char *text, size_t n, const char *name, const op_schema *s, po_policy *out,
               char *err, size_t errlen)
 {
-    if (!po_default(s, out, err, errlen))
-        return false;
+    out->rules = NULL;
+    out->schema = s;
+    po_enum enums[4];
+    uint64_t sets_v[4] = {0, 0, 0, 0};
+    int64_t min_votes = 130;
+    for (int k = 0; k < 4; k++) {
+        if (!optic_enum(s, json_optics[k], &enums[k], name, err, errlen))
+            return false;
+        for (int j = 0; j < 2 && default_names[k][j] != NULL; j++) {
+            const char *d = default_names[k][j];
+            int c = find(&enums[k], d, strlen(d));
+            if (c < 0 || c >= 64) {
+                char prefix[256];
+                snprintf(prefix, sizeof prefix, "%s: the JSON form's default for '%s': ", name,
+                         json_keys[k]);
+                not_a_case(err, errlen, prefix, d, strlen(d), &enums[k]);
+                return false;
+            }
+            sets_v[k] |= 1ull << c;
+        }
+    }
     /* jsmn tolerates what JSON does not (missing or extra commas, leading
      * zeros): the text must first be one strict RFC 8259 JSON text. */
     js_ctx ctx;
@@ -151,9 +226,8 @@ bool po_parse(const char *text, size_t n, const char *name, const po_schema *s, 
             snprintf(err, errlen, "%s: text after the policy object", name);
             return false;
         }
-    static const char *const keys[] = {"urgent", "tiers", "modules", "plans", "minVotes"};
-    const po_enum *enums[] = {&s->severity, &s->tier, &s->module, &s->plan};
-    uint64_t *sets[] = {&out->urgent, &out->tiers, &out->modules, &out->plans};
+    const char *const *keys = json_keys;
+    uint64_t *sets[] = {&sets_v[0], &sets_v[1], &sets_v[2], &sets_v[3]};
     unsigned seen = 0;
     int i = 1;
     for (int m = 0; m < toks[0].size; m++) {
@@ -195,7 +269,7 @@ bool po_parse(const char *text, size_t n, const char *name, const po_schema *s, 
              * Request could meet it, or every one would */
             if (mv < 0 || mv > INT32_MAX)
                 FAIL_AT(v, "'minVotes' must be from 0 to %ld, not %s", (long)INT32_MAX, num);
-            out->min_votes = mv;
+            min_votes = mv;
             i += 2;
             continue;
         }
@@ -213,19 +287,33 @@ bool po_parse(const char *text, size_t n, const char *name, const po_schema *s, 
             char name_buf[64];
             size_t nn;
             const char *nm = unescaped(text, t, name_buf, sizeof name_buf, &nn);
-            int c = find(enums[which], nm, nn);
-            if (c < 0 || c >= 64)
-                FAIL_AT(t, "'%s': unknown name '%.*s'", keys[which], t->end - t->start,
-                        text + t->start);
+            int c = find(&enums[which], nm, nn);
+            if (c < 0 || c >= 64) {
+                int line_, col_;
+                where(text, t->start - 1, &line_, &col_);
+                char prefix[512];
+                snprintf(prefix, sizeof prefix, "%s:%d:%d: '%s': ", name, line_, col_,
+                         keys[which]);
+                not_a_case(err, errlen, prefix, nm, nn, &enums[which]);
+                return false;
+            }
             set |= 1ull << c;
         }
         *sets[which] = set;
         i += 2 + v->size;
     }
-    return true;
+    /* What it means, in the rule language: the same rules as the default
+     * with these sets and threshold. */
+    char rules[8192], rname[512];
+    if (!json_rules(enums, sets_v, min_votes, rules, sizeof rules)) {
+        tr_say(err, errlen, "%s: too many names for a policy file", name);
+        return false;
+    }
+    snprintf(rname, sizeof rname, "%s (as rules)", name);
+    return po_rules(rules, strlen(rules), rname, s, out, err, errlen);
 }
 
-bool po_load(const char *path, const po_schema *s, po_policy *out, char *err, size_t errlen)
+bool po_load(const char *path, const op_schema *s, po_policy *out, char *err, size_t errlen)
 {
     FILE *f = fopen(path, "rb");
     if (f == NULL) {

@@ -1,20 +1,22 @@
-/* policy.h: the demo's policy, written once against capabilities.
+/* policy.h: what a command judges with, and the kind of each message.
  *
- * The policy knows no scanner and no struct: it asks a po_reader for the
- * message's kind and, depending on it, a few leaves (severity, tier,
- * module, plan, votes). Each getter returns the index of an enum case (the
- * order of the schema's enum, via the name tables in po_schema) or -1 for a
- * miss (absent, or unreadable); kind -1 means no kind could be read. Whether
- * the leaves come from scanning the bytes or from a decoded model is the
- * reader's business. Getters are called lazily, only when the verdict needs
- * them.
- *
- * The policy file (JSON, parsed with jsmn; MODEL.md and CLI.md):
+ * A po_policy is compiled rules (rules.h) for a schema's tables (optic.h).
+ * They come from a rules text (a file, a --where expression, or the default
+ * rules a program carries) or from a policy file in the older JSON form:
  *   {"urgent":["Sev1","Sev2"],"tiers":["Critical"],"modules":["Payments"],
  *    "plans":["Business","Enterprise"],"minVotes":130}
- * Every key is optional and defaults to that demo policy; unknown keys,
- * unknown case names, wrong types and duplicate keys are errors naming the
- * file and the key. Loading allocates nothing that outlives the call.
+ * which means the rules
+ *   keep kind == Incident && severity in [URGENT] && tier in [TIERS]
+ *   keep kind == Bug && module in [MODULES]
+ *   keep kind == Request && plan in [PLANS] && votes.count >= MINVOTES
+ * (a key left out keeps the value above). The JSON form reads the optics
+ * severity, tier, module, plan, votes and kind, so it serves a schema that
+ * declares them; keys and names compare unescaped; unknown keys, names that
+ * are not cases (listing the cases), wrong types, repeated keys and a
+ * negative minVotes are errors naming the file, line and column.
+ *
+ * Errors go into err as one line naming the file (or --where). Loading
+ * allocates the compiled rules, freed by po_free; judging allocates nothing.
  */
 #ifndef TR_POLICY_H
 #define TR_POLICY_H
@@ -23,54 +25,52 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "json.h"
-
-/* Names of the enums the policy refers to, taken from the generated model. */
-typedef struct {
-    const js_str *names;
-    int count;
-} po_enum;
+#include "optic.h"
+#include "rules.h"
 
 typedef struct {
-    po_enum kind;     /* the union's cases: must include Bug, Incident, Request */
-    po_enum severity;
-    po_enum tier;
-    po_enum module;
-    po_enum plan;
-} po_schema;
-
-typedef struct {
-    const void *self;
-    int (*kind)(const void *self);
-    int (*severity)(const void *self);
-    int (*tier)(const void *self);
-    int (*module)(const void *self);
-    int (*plan)(const void *self);
-    /* The votes record's count, or false on a miss. */
-    bool (*votes)(const void *self, int64_t *count);
-} po_reader;
-
-typedef struct {
-    int bug, incident, request; /* the kind indexes the rules are about */
-    uint64_t urgent, tiers, modules, plans; /* bit i: case i is in the set */
-    int64_t min_votes;
+    ru_rules *rules;
+    const op_schema *schema;
 } po_policy;
 
-/* The default policy (MODEL.md's), resolved against the schema's names.
- * Fails only when the schema lacks one of the names. */
-__attribute__((warn_unused_result)) bool po_default(const po_schema *s, po_policy *out,
-                                                    char *err, size_t errlen);
+/* Rules from text (n bytes); name stands for the file in messages. */
+__attribute__((warn_unused_result)) bool po_rules(const char *text, size_t n, const char *name,
+                                                  const op_schema *s, po_policy *out, char *err,
+                                                  size_t errlen);
 
-/* Loads a policy file; on failure writes "FILE: problem" into err. */
-__attribute__((warn_unused_result)) bool po_load(const char *path, const po_schema *s,
+/* Rules from a file. */
+__attribute__((warn_unused_result)) bool po_rules_file(const char *path, const op_schema *s,
+                                                       po_policy *out, char *err, size_t errlen);
+
+/* The one rule `keep EXPR`. */
+__attribute__((warn_unused_result)) bool po_where(const char *expr, const op_schema *s,
+                                                  po_policy *out, char *err, size_t errlen);
+
+/* A JSON policy file, as the rules it means. */
+__attribute__((warn_unused_result)) bool po_load(const char *path, const op_schema *s,
                                                  po_policy *out, char *err, size_t errlen);
 
 /* The same from text in memory; name is used in messages. */
 __attribute__((warn_unused_result)) bool po_parse(const char *text, size_t n, const char *name,
-                                                  const po_schema *s, po_policy *out, char *err,
+                                                  const op_schema *s, po_policy *out, char *err,
                                                   size_t errlen);
 
-/* The verdict: true to keep. *kind receives the kind read (-1: none). */
-bool po_judge(const po_policy *p, const po_reader *r, int *kind);
+void po_free(po_policy *p);
+
+/* The kind of rd's current message: the case its schema's kind optic reads
+ * (op_schema.kind), or -1 when it misses or the schema has none. */
+static inline int po_kind(const po_policy *p, ru_reader *rd)
+{
+    op_value v;
+    int k = p->schema->kind;
+    return k >= 0 && ru_read(rd, k, &v) ? v.e : -1;
+}
+
+/* The verdict on rd's current message: true to keep. *kind: po_kind. */
+static inline bool po_judge(const po_policy *p, ru_reader *rd, int *kind)
+{
+    *kind = po_kind(p, rd);
+    return ru_judge(p->rules, rd);
+}
 
 #endif

@@ -134,6 +134,19 @@ void ru_reader_bytes(ru_reader *rd, const uint8_t *p, size_t n);
 /* The next message: a decoded root (of the root type's C struct). */
 void ru_reader_model(ru_reader *rd, const void *root);
 
+/* Tells the reader what optic i of the current message is, found by
+ * someone else's pass over it (a validator that hands back a view): hit
+ * false for a miss. The reader then does not read it itself. */
+static inline void ru_reader_seed(ru_reader *rd, int optic, bool hit, const op_value *v)
+{
+    if (optic < 0 || optic >= RU_MAX_OPTICS)
+        return;
+    rd->seen[optic] = rd->gen;
+    rd->hit[optic] = hit;
+    if (hit)
+        rd->val[optic] = *v;
+}
+
 /* Optic i of the current message, through the cache: false on a miss, or
  * when i cannot be read from a message. */
 bool ru_read(ru_reader *rd, int optic, op_value *out);

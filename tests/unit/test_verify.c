@@ -281,8 +281,8 @@ static verdict judge_decode(tr_message m)
 {
     verdict v = {-1, false};
     if (decode(m).code == TR_E_OK) {
-        po_reader rd = rd_model(&fz.issue.detail);
-        v.keep = po_judge(&fz.policy, &rd, &v.kind);
+        rd_decoded(fz.rd, &fz.issue);
+        v.keep = po_judge(&fz.policy, &fz.rd->ru, &v.kind);
     }
     return v;
 }
@@ -348,10 +348,10 @@ static void expect(const char *name, tr_message m, tr_code jcode, size_t joff, t
     }
 }
 
-/* The detail the verify levels hand the leaves: at json the one-pass
- * validator finds it (valid.h), at schema the validator records it
- * (tr_validate_Issue_views); both are the scanner's view, at every size and
- * in both layouts. */
+/* The detail (the kind's base) the verify levels hand the rules: at json
+ * the one-pass validator finds it (valid.h), at schema the validator
+ * records it (validate_views); both are the scanner's view, at every size
+ * and in both layouts. */
 START_TEST(verify_levels_find_the_scanners_detail)
 {
     static const int sizes[] = {1, 2, 7, 15, 40};
@@ -363,13 +363,18 @@ START_TEST(verify_levels_find_the_scanners_detail)
             const uint8_t *f = iss_gen_frame(g, 21 + k, i, i % 2 == 1, &n);
             REQUIRE(f != NULL);
             tr_message m = {f + FR_HEADER_LEN, n - FR_HEADER_LEN};
-            tr_view_Detail want, got;
+            tr_view_Detail want;
             REQUIRE(tr_scan_detail(m, &want));
+            int base = tr_schema.optics[tr_schema.kind].base;
+            REQUIRE(base >= 0);
             for (int lv = VF_OFF; lv <= VF_SCHEMA; lv++) {
-                REQUIREF(vf_detail(fz.vc, (vf_level)lv, m, &got), "size %d message %llu: no detail at %s",
-                         sizes[k], (unsigned long long)i, vf_level_name((vf_level)lv));
-                REQUIREF(got.p == want.p && got.n == want.n, "size %d message %llu: another detail at %s",
-                         sizes[k], (unsigned long long)i, vf_level_name((vf_level)lv));
+                op_value got;
+                REQUIREF(rd_message(fz.rd, (vf_level)lv, m) && ru_read(&fz.rd->ru, base, &got),
+                         "size %d message %llu: no detail at %s", sizes[k],
+                         (unsigned long long)i, vf_level_name((vf_level)lv));
+                REQUIREF(got.bytes.p == want.p && got.bytes.n == want.n,
+                         "size %d message %llu: another detail at %s", sizes[k],
+                         (unsigned long long)i, vf_level_name((vf_level)lv));
             }
             tr_Issue_views views;
             ar_reset(&fz.dec);
