@@ -12,14 +12,16 @@
 static void help(FILE *f)
 {
     fprintf(f,
-            "usage: triage-demo check [--level json|schema]\n"
+            "usage: triage-demo check [--level json|schema] [--ndjson]\n"
             "\n"
             "Reads gRPC frames from stdin and writes one line per message: 'ok', or\n"
             "'bad <offset> <reason>', offset being the byte inside the message where\n"
             "the problem was found.\n"
             "  --level json    the message is one well-formed JSON text (RFC 8259,\n"
             "                  UTF-8 included)\n"
-            "  --level schema  it also decodes as an Issue under MODEL.md's rules (default)\n"
+            "  --level schema  it also decodes as the schema's root, as the full decoder\n"
+            "                  reads it (default)\n"
+            "  --ndjson        read one JSON message per line instead of frames\n"
             "Exit status: 0 when the input ends on a frame boundary, 2 on a framing error,\n"
             "1 when stdout cannot be written (named on stderr).\n");
 }
@@ -27,7 +29,7 @@ static void help(FILE *f)
 int cmd_check(int argc, char **argv)
 {
     vf_level level = VF_SCHEMA;
-    bool bad = false;
+    bool bad = false, ndjson = false;
     for (int i = 1; i < argc && !bad; i++) {
         const char *v = NULL;
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
@@ -41,6 +43,8 @@ int cmd_check(int argc, char **argv)
                 fprintf(stderr, "triage-demo check: --level is json or schema\n");
                 bad = true;
             }
+        } else if (strcmp(argv[i], "--ndjson") == 0) {
+            ndjson = true;
         } else {
             fprintf(stderr, "triage-demo check: unknown option '%s' (see --help)\n", argv[i]);
             bad = true;
@@ -57,6 +61,7 @@ int cmd_check(int argc, char **argv)
         vf_free(vc);
         return 1;
     }
+    src.ndjson = ndjson;
     static char outbuf[1 << 16];
     setvbuf(stdout, outbuf, _IOFBF, sizeof outbuf);
     fr_frame f;

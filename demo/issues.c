@@ -12,7 +12,7 @@ struct iss_gen {
     ar_arena arena;
     uint8_t *mem;
     uint8_t *frame; /* 5 + ISS_MAX_MESSAGE bytes */
-    tr_Issue issue;
+    void *root;     /* the generated root, tr_schema's root type */
     double ratio;   /* share of frames compressed */
     gz_deflater gz; /* when ratio > 0 */
     uint8_t *plain; /* ISS_MAX_MESSAGE bytes: the JSON before compression */
@@ -26,7 +26,8 @@ iss_gen *iss_gen_new(int size)
     g->size = size;
     g->mem = malloc(GEN_ARENA);
     g->frame = malloc(5 + (size_t)ISS_MAX_MESSAGE);
-    if (g->mem == NULL || g->frame == NULL) {
+    g->root = calloc(1, tr_schema.types[tr_schema.root].size);
+    if (g->mem == NULL || g->frame == NULL || g->root == NULL) {
         iss_gen_free(g);
         return NULL;
     }
@@ -40,6 +41,7 @@ void iss_gen_free(iss_gen *g)
         return;
     free(g->mem);
     free(g->frame);
+    free(g->root);
     if (g->plain != NULL) {
         gz_deflater_destroy(&g->gz);
         free(g->plain);
@@ -47,22 +49,22 @@ void iss_gen_free(iss_gen *g)
     free(g);
 }
 
-const tr_Issue *iss_gen_issue(iss_gen *g, uint64_t seed, uint64_t i)
+const void *iss_gen_issue(iss_gen *g, uint64_t seed, uint64_t i)
 {
     rg_rng rg;
     rg_seed(&rg, seed, i);
     ar_reset(&g->arena);
-    tr_random_Issue(&rg, &g->arena, g->size, &g->issue);
-    return &g->issue;
+    tr_schema.types[tr_schema.root].random(&rg, &g->arena, g->size, g->root);
+    return g->root;
 }
 
 const uint8_t *iss_gen_frame(iss_gen *g, uint64_t seed, uint64_t i, bool detail_first, size_t *n)
 {
-    const tr_Issue *is = iss_gen_issue(g, seed, i);
+    const void *is = iss_gen_issue(g, seed, i);
     bool gz = iss_compressed(seed, i, g->ratio);
     uint8_t *body = gz ? g->plain : g->frame + 5;
-    uint8_t *w = tr_encode_Issue_first(body, body + ISS_MAX_MESSAGE, is,
-                                       detail_first ? TR_ISSUE_F_DETAIL : -1);
+    uint8_t *w = tr_schema.encode_first(body, body + ISS_MAX_MESSAGE, is,
+                                        detail_first ? tr_schema.first_field : -1);
     if (w == NULL)
         return NULL;
     size_t len = (size_t)(w - body);

@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "tr_model.h"
+#include "tr_optics.h"
 
 /* gRPC's default message limit, which our frames respect. */
 #define ISS_MAX_MESSAGE (4u << 20)
@@ -19,11 +19,13 @@ typedef struct iss_gen iss_gen;
 iss_gen *iss_gen_new(int size);
 void iss_gen_free(iss_gen *g);
 
-/* Issue i of the run seeded with seed (its own random stream). */
-const tr_Issue *iss_gen_issue(iss_gen *g, uint64_t seed, uint64_t i);
+/* Message i of the run seeded with seed (its own random stream): a root of
+ * the schema (tr_schema's root type; a tr_Issue for the demo's). */
+const void *iss_gen_issue(iss_gen *g, uint64_t seed, uint64_t i);
 
-/* The same issue encoded as one frame (5-byte header + JSON), detail moved to
- * the front when detail_first; NULL when it would exceed ISS_MAX_MESSAGE.
+/* The same message encoded as one frame (5-byte header + JSON), the kind's
+ * member (detail, in the demo's schema: tr_schema.first_field) moved to the
+ * front when detail_first; NULL when it would exceed ISS_MAX_MESSAGE.
  * When iss_compressed(seed, i, ratio) for the ratio set by iss_gen_compress,
  * the JSON is gzipped and the frame's flag is 1. */
 const uint8_t *iss_gen_frame(iss_gen *g, uint64_t seed, uint64_t i, bool detail_first, size_t *n);

@@ -112,7 +112,7 @@ static uint8_t *fl_message(size_t n, bool colliding, uint64_t seed, size_t *len)
     uint8_t *out = NULL;
     if (g != NULL && keys != NULL && items != NULL && frame != NULL &&
         fl_keys(keys, n, colliding, seed)) {
-        tr_Issue is = *iss_gen_issue(g, seed, 0);
+        tr_Issue is = *(const tr_Issue *)iss_gen_issue(g, seed, 0);
         for (size_t i = 0; i < n; i++) {
             items[i].key = (js_str){keys + i * FL_KEY, FL_KEY};
             items[i].value = (js_str){"v", 1};
