@@ -8,7 +8,8 @@
  *     bytes (the decoder keeps everything the encoder writes);
  *   - the root, in both layouts: the same, and the validator returns the
  *     decoder's verdict, code and offset, on the messages and on every
- *     prefix and many single-byte corruptions of some of them;
+ *     prefix and many single-byte corruptions of some of them; the views it
+ *     hands back are the scanners';
  *   - every optic: the scanner over the bytes and the getter over the decoded
  *     value agree, hit for hit, value for value, on values of its source
  *     type and (where the optic can be read from a message) on whole
@@ -212,7 +213,7 @@ START_TEST(tables_are_consistent)
 {
     REQUIRE(S->ntypes > 0);
     REQUIRE(S->root >= 0 && S->root < S->ntypes);
-    REQUIRE(S->encode_first != NULL && S->validate != NULL);
+    REQUIRE(S->encode_first != NULL && S->validate != NULL && S->validate_views != NULL);
     REQUIRE(S->kind >= -1 && S->kind < S->noptics);
     if (S->kind >= 0) {
         REQUIRE(S->optics[S->kind].kind == OP_TAG);
@@ -268,6 +269,31 @@ START_TEST(every_type_round_trips)
 }
 END_TEST
 
+/* The validator with views: the same verdict, and each view it hands back
+ * (raw optics on one member of the root) is the scanner's. */
+static void views_are_the_scanners(size_t n)
+{
+    static op_value views[1024];
+    static bool has[1024];
+    REQUIRE(S->noptics <= 1024);
+    memset(has, 0, sizeof has);
+    ar_reset(&C->scan);
+    tr_error v = S->validate_views(C->enc, n, &C->scan, views, has);
+    REQUIREF(v.code == TR_E_OK, "validate_views rejects a message: %s", tr_error_name(v.code));
+    for (int i = 0; i < S->noptics; i++) {
+        if (!has[i])
+            continue;
+        const op_optic *o = &S->optics[i];
+        REQUIREF(o->kind == OP_RAW && o->source_is_root, "a view for optic %s", o->name);
+        op_value sv;
+        ar_reset(&C->scan);
+        REQUIREF(o->scan(C->enc, n, &sv, C->scratch, &C->scan), "optic %s: a view, no scan",
+                 o->name);
+        REQUIREF(sv.bytes.p == views[i].bytes.p && sv.bytes.n == views[i].bytes.n,
+                 "optic %s: the validator's view is not the scanner's", o->name);
+    }
+}
+
 START_TEST(root_round_trips_and_validates_in_both_layouts)
 {
     for (int layout = 0; layout < 2; layout++)
@@ -281,6 +307,7 @@ START_TEST(root_round_trips_and_validates_in_both_layouts)
                 tr_error v = S->validate(C->enc, n, &C->scan);
                 REQUIREF(v.code == TR_E_OK, "validator rejects a message: %s at %zu",
                          tr_error_name(v.code), v.offset);
+                views_are_the_scanners(n);
                 uint8_t *w = layout == 1
                                  ? S->encode_first(C->tmp, C->tmp + BUF_BYTES, C->decoded,
                                                    S->first_field)
