@@ -1,4 +1,4 @@
-/* triage-bench: the benchmarks (CLI.md). Figures are for comparing ratios
+/* triage-bench: the benchmarks (README.md). Figures are for comparing ratios
  * within one run; nothing here asserts a time. */
 #include <stdio.h>
 #include <string.h>

@@ -1,4 +1,4 @@
-/* triage-demo: the command line (see ../shared/CLI.md). Each subcommand is
+/* triage-demo: the command line (README.md, and each command's --help). Each subcommand is
  * a function in its own file; this one only dispatches. */
 #include <stdio.h>
 #include <string.h>

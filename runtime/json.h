@@ -25,7 +25,7 @@
 #include "arena.h"
 #include "error.h"
 
-/* The nesting limit MODEL.md asks us to state: arrays and objects deeper than
+/* The nesting limit, stated: arrays and objects deeper than
  * this are rejected with TR_E_DEPTH. The message's top-level object is depth 1. */
 #define JS_MAX_DEPTH 256
 
