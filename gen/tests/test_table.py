@@ -111,11 +111,16 @@ class Table(unittest.TestCase):
         self.assertIn(".fields = fields_Item,\n        .nfields = 3,", self.c)
 
     def test_every_thunk_has_a_comment_naming_what_it_serves(self):
-        for m in re.finditer(r"\n(static [^\n]*\b(os|og|ty_\w+?|fe|fg)_(\w+)\()", self.c):
-            before = self.c[:m.start()].rstrip()
-            self.assertTrue(before.endswith("*/") or before.endswith("}"), m.group(1))
+        thunks = re.findall(r"\n([^\n]*)\nstatic [^\n]*\b((?:os|og|ty_random|ty_encode|ty_decode"
+                            r"|fe|fg)_\w+)\(", self.c)
+        self.assertGreater(len(thunks), 20)
+        for comment, name in thunks:
+            self.assertTrue(comment.startswith("/*") and comment.endswith("*/"), name)
         for t in self.t.optics:
-            self.assertIn(f"/* optic {t.optic.name}: ", self.c)
+            o = t.optic.name
+            self.assertIn(f"/* optic {o}: {t.optic.source.spell()}", self.c)
+            self.assertIn(f"(tr_scan_{o}) */\nstatic bool os_{o}(", self.c)
+            self.assertIn(f"(tr_get_{o}) */\nstatic bool og_{o}(", self.c)
 
     def test_optics_mk_lists_the_table(self):
         self.assertIn("\nGEN_EXTRA := tr_optics_table\n", self.files["optics.mk"])
