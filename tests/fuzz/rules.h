@@ -350,8 +350,16 @@ static const op_optic fzr_optics[FZR_NOPTICS] = {
               NULL, NULL, 0),
 };
 
+/* Designated: op_schema grows (a new member must not shift the others). */
 static const op_schema fzr_schema = {
-    "synthetic", 0, fzr_types, 4, fzr_optics, FZR_NOPTICS, NULL, NULL, FZR_KIND, -1,
+    .schema = "synthetic",
+    .root = 0,
+    .types = fzr_types,
+    .ntypes = 4,
+    .optics = fzr_optics,
+    .noptics = FZR_NOPTICS,
+    .kind = FZR_KIND,
+    .first_field = -1,
 };
 
 static void fzr_init(void)

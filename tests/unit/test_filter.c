@@ -35,27 +35,28 @@ static size_t off[NMSG + 1]; /* frame i is [off[i], off[i + 1]) */
 static bool kept[NMSG];
 static po_policy policy;
 
+/* What pp_new allocates for the optics reader: the pipe, and its reader. */
+#define PIPE_ALLOCS (1 + RD_ALLOCS)
+
 /* The verdict on one message from a contiguous copy, straight through the
- * scanners: the oracle the pipe is held to. */
-static bool oracle(const uint8_t *frame, size_t n)
+ * scanners (the optics reader, verify off): the oracle the pipe is held to. */
+static bool oracle(rd_reader *rd, const uint8_t *frame, size_t n)
 {
     tr_message m = {frame + FR_HEADER_LEN, n - FR_HEADER_LEN};
-    tr_view_Detail d;
-    if (!tr_scan_detail(m, &d))
-        return false;
-    rd_bytes st;
-    po_reader rd = rd_optics(&st, d);
+    ck_assert(rd_message(rd, VF_OFF, m));
     int kind;
-    return po_judge(&policy, &rd, &kind);
+    return po_judge(&policy, &rd->ru, &kind);
 }
 
 static void setup(void)
 {
     sk_init();
     signal(SIGPIPE, SIG_IGN);
-    po_schema s = rd_schema();
+    rd_choice none = {0}; /* the default rules */
     char err[256];
-    ck_assert(po_default(&s, &policy, err, sizeof err));
+    ck_assert_msg(rd_policy(&none, &policy, err, sizeof err), "%s", err);
+    rd_reader *rd = rd_new();
+    ck_assert_ptr_nonnull(rd);
     iss_gen *g = iss_gen_new(7);
     ck_assert_ptr_nonnull(g);
     size_t cap = (size_t)NMSG * 16384;
@@ -69,13 +70,18 @@ static void setup(void)
         memcpy(stream + stream_len, f, n);
         off[i] = stream_len;
         stream_len += n;
-        kept[i] = oracle(f, n);
+        kept[i] = oracle(rd, f, n);
     }
     off[NMSG] = stream_len;
     iss_gen_free(g);
+    rd_free(rd);
 }
 
-static void teardown(void) { free(stream); }
+static void teardown(void)
+{
+    free(stream);
+    po_free(&policy);
+}
 
 /* The kept frames that end at or before byte cut, back to back. */
 static size_t expected(size_t cut, uint8_t *out, size_t *count)
@@ -232,8 +238,9 @@ static void straddle(int threads)
     ck_assert_uint_eq(f.tally.messages, NMSG);
     ck_assert_uint_gt(f.straddled, 10);
     ck_assert_uint_eq(f.tally.bytes_copied, 0);
-    /* The pipe, the ring, and with two threads the writer's queue. */
-    ck_assert_uint_eq(f.tally.allocations, threads == 2 ? 3 : 2);
+    /* The pipe and its reader, the ring, and with two threads the writer's
+     * queue: nothing per message. */
+    ck_assert_uint_eq(f.tally.allocations, PIPE_ALLOCS + 1 + (threads == 2));
     check_forwarded(&f, stream_len);
     free(f.got);
 
@@ -508,9 +515,9 @@ static void gz_forwarded(int threads)
     ck_assert_uint_eq(pp->compressed_bytes, len - (size_t)NMSG * FR_HEADER_LEN);
     ck_assert_uint_eq(pp->inflated_bytes, stream_len - (size_t)NMSG * FR_HEADER_LEN);
     ck_assert_str_eq(warn, "");
-    /* The pipe, the ring, the inflater's two (and the writer's queue):
-     * nothing per message. */
-    ck_assert_uint_eq(f.tally.allocations, threads == 2 ? 5 : 4);
+    /* The pipe and its reader, the ring, the inflater's two (and the
+     * writer's queue): nothing per message. */
+    ck_assert_uint_eq(f.tally.allocations, PIPE_ALLOCS + 1 + 2 + (threads == 2));
     uint8_t *want = malloc(len);
     size_t count;
     size_t n = gz_expected(buf, zoff, NULL, 0, want, &count);
@@ -596,13 +603,13 @@ START_TEST(verify_schema_in_the_pipe)
     pp_pipe *pp = pp_new(PP_OPTICS, &policy, err, sizeof err);
     ck_assert_ptr_nonnull(pp);
     ck_assert(pp_set_verify(pp, VF_SCHEMA));
-    ck_assert_uint_eq(pp->tally.allocations, 2);
+    ck_assert_uint_eq(pp->tally.allocations, PIPE_ALLOCS); /* the checker is the reader's */
     pp_pipe *dec = pp_new(PP_DECODE, &policy, err, sizeof err);
     size_t used;
     ck_assert_int_eq(pp_feed(pp, stream, stream + stream_len, 0, &used), PP_OK);
     ck_assert_int_eq(pp_feed(dec, stream, stream + stream_len, 0, &used), PP_OK);
     ck_assert(tl_same_rows(&pp->tally, &dec->tally));
-    ck_assert_uint_eq(pp->tally.allocations, 2);
+    ck_assert_uint_eq(pp->tally.allocations, PIPE_ALLOCS);
     /* A message the scanners read (the first, with bytes after the JSON
      * text): off judges its kind, schema judges it none. */
     size_t n = off[1] - FR_HEADER_LEN;

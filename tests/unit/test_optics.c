@@ -4,8 +4,9 @@
  *
  * The reference is always the full decoder: a message is decoded with
  * tr_decode_Issue and each optic read with tr_get_<name>; the scanners must
- * give the same hit or miss and the same value, and po_judge must give the
- * same verdict over rd_model and rd_optics.
+ * give the same hit or miss and the same value, and po_judge (the default
+ * rules) must give the same verdict and kind through the decode reader
+ * (rd_decoded) and the optics reader (rd_message, verify off).
  *
  * Inputs:
  *  - generated issues at every size 2..40, several seeds, both layouts
@@ -114,15 +115,20 @@ static uint8_t *guard_place(guard *g, const void *data, size_t n)
 /* ---- the policy, arenas ---- */
 
 static po_policy pol;
+static rd_reader *rd; /* both readers' rules reader */
 static ar_arena dec_arena;
 static uint8_t *dec_mem;
 #define DEC_CAP (32u << 20)
 
 static void setup(void)
 {
-    po_schema s = rd_schema();
-    char err[256];
-    REQUIRE(po_default(&s, &pol, err, sizeof err), "%s", err);
+    if (rd == NULL) {
+        rd_choice none = {0}; /* the default rules */
+        char err[256];
+        REQUIRE(rd_policy(&none, &pol, err, sizeof err), "%s", err);
+        rd = rd_new();
+        REQUIRE_TRUE(rd != NULL);
+    }
     if (dec_mem == NULL) {
         dec_mem = malloc(DEC_CAP);
         REQUIRE_TRUE((dec_mem) != NULL);
@@ -199,6 +205,14 @@ static void scan_leaves(const uint8_t *p, size_t n, res *r)
         r->val[O_VOTES] = vo.count;
 }
 
+/* The optics reader's verdict on a message's bytes (verify off). */
+static void judge_bytes(const uint8_t *p, size_t n, res *r)
+{
+    REQUIRE_TRUE(rd_message(rd, VF_OFF, (tr_message){p, n}));
+    r->jkind = -1;
+    r->keep = po_judge(&pol, &rd->ru, &r->jkind);
+}
+
 /* Everything from a message's bytes. */
 static void scan_msg(const uint8_t *p, size_t n, res *r)
 {
@@ -209,8 +223,13 @@ static void scan_msg(const uint8_t *p, size_t n, res *r)
     tr_Severity s;
     if ((r->hit[O_SEVOF] = tr_scan_severityOf(msg, &s)))
         r->val[O_SEVOF] = s;
-    if (!(r->hit[O_DETAIL] = tr_scan_detail(msg, &v)))
+    if (!(r->hit[O_DETAIL] = tr_scan_detail(msg, &v))) {
+        judge_bytes(p, n, r);
+        /* no detail, no kind: dropped */
+        FAIL_IF(r->keep || r->jkind != -1, p, n, "no detail, yet judged %s/%d",
+                r->keep ? "keep" : "drop", r->jkind);
         return;
+    }
     if (v.p < p || v.n > n || v.p + v.n > p + n) {
         FAIL_IF(true, p, n, "detail view [%p, +%zu) outside the message [%p, +%zu)",
                 (const void *)v.p, v.n, (const void *)p, n);
@@ -224,9 +243,7 @@ static void scan_msg(const uint8_t *p, size_t n, res *r)
     const uint8_t *q = tr_dec_Detail(&c, v.p, v.p + v.n, &d);
     r->val[O_DETAIL] = q == v.p + v.n ? (int64_t)d.kind : -1;
     scan_leaves(v.p, v.n, r);
-    rd_bytes st;
-    po_reader rr = rd_optics(&st, v);
-    r->keep = po_judge(&pol, &rr, &r->jkind);
+    judge_bytes(p, n, r);
 }
 
 /* The same paths over a decoded issue (tr_get_*), and the model reader's verdict. */
@@ -257,9 +274,9 @@ static void model_res(const tr_Issue *is, res *r)
         r->val[O_VOTES] = vo->count;
     if ((r->hit[O_SEVOF] = tr_get_severityOf(is, &s)))
         r->val[O_SEVOF] = s;
-    po_reader rr = rd_model(d);
+    rd_decoded(rd, is);
     r->jkind = -1;
-    r->keep = po_judge(&pol, &rr, &r->jkind);
+    r->keep = po_judge(&pol, &rd->ru, &r->jkind);
 }
 
 static void fmt_o(const res *r, int o, char *buf, size_t cap)

@@ -3,7 +3,8 @@
  * generator: every operator on every kind, missing values, exact integer
  * and double comparison, string escapes, laziness and the per-message
  * cache, the two readers, every load error's exact text, the limits, and
- * schema/default.rules against a demo-like schema and policy.c's verdicts. */
+ * schema/default.rules (and the JSON policy form's defaults) against a
+ * demo-like schema and MODEL.md's demo policy written out in C. */
 #include <check.h>
 
 #include <math.h>
@@ -1095,28 +1096,55 @@ static const op_optic dm_optics[] = {
     DM_OPTIC(plan, OP_ENUM, "Plan", dm_plans, 4, 0, NULL, 0),
     DM_OPTIC(votes, OP_RECORD, "Votes", NULL, 0, sizeof(dm_votes), dm_votes_fields, 1),
 };
-static const op_schema dm_schema = {"demo-like", 0, dm_types, 1, dm_optics, 6, NULL, NULL, 0, -1};
+static const op_schema dm_schema = {
+    .schema = "demo-like",
+    .root = 0,
+    .types = dm_types,
+    .ntypes = 1,
+    .optics = dm_optics,
+    .noptics = 6,
+    .kind = 0,
+    .first_field = -1,
+};
 
-/* policy.c's reader over the same struct. */
-static int po_kind(const void *s) { return ((const dm_msg *)s)->kind; }
-static int po_sev(const void *s) { return ((const dm_msg *)s)->severity; }
-static int po_tier(const void *s) { return ((const dm_msg *)s)->tier; }
-static int po_module(const void *s) { return ((const dm_msg *)s)->module; }
-static int po_plan(const void *s) { return ((const dm_msg *)s)->plan; }
-static bool po_votes(const void *s, int64_t *c)
+/* Whether case i of names (n cases; -1: absent) is called want. */
+static bool dm_is(const js_str *names, int n, int i, const char *want)
 {
-    *c = ((const dm_msg *)s)->votes;
-    return ((const dm_msg *)s)->has_votes;
+    return i >= 0 && i < n && names[i].n == strlen(want) && memcmp(names[i].p, want, names[i].n) == 0;
 }
 
+/* MODEL.md's demo policy written out in C, by case names: the oracle. */
+static bool dm_demo_policy(const dm_msg *m)
+{
+    if (dm_is(dm_kinds, 3, m->kind, "Incident"))
+        return (dm_is(dm_sevs, 4, m->severity, "Sev1") || dm_is(dm_sevs, 4, m->severity, "Sev2")) &&
+               dm_is(dm_tiers, 3, m->tier, "Critical");
+    if (dm_is(dm_kinds, 3, m->kind, "Bug"))
+        return dm_is(dm_modules, 8, m->module, "Payments");
+    if (dm_is(dm_kinds, 3, m->kind, "Request"))
+        return (dm_is(dm_plans, 4, m->plan, "Business") ||
+                dm_is(dm_plans, 4, m->plan, "Enterprise")) &&
+               m->has_votes && m->votes >= 130;
+    return false;
+}
+
+/* schema/default.rules, the JSON policy form with every key left out, and
+ * MODEL.md's JSON policy, each against the oracle on every combination of
+ * the values it reads (absent ones too), through both readers; po_judge's
+ * kind is the message's. */
 START_TEST(default_rules_mean_the_default_policy)
 {
-    ru_rules *r = ru_load("schema/default.rules", &dm_schema, err, sizeof err);
-    REQUIREF(r != NULL, "%s", err);
-    REQUIRE(ru_count(r) == 3);
-    po_schema ps = {{dm_kinds, 3}, {dm_sevs, 4}, {dm_tiers, 3}, {dm_modules, 8}, {dm_plans, 4}};
-    po_policy pol;
-    REQUIRE(po_default(&ps, &pol, err, sizeof err));
+    po_policy pols[3];
+    REQUIREF(po_rules_file("schema/default.rules", &dm_schema, &pols[0], err, sizeof err), "%s",
+             err);
+    REQUIRE(ru_count(pols[0].rules) == 3);
+    REQUIREF(po_parse("{}", 2, "empty.json", &dm_schema, &pols[1], err, sizeof err), "%s", err);
+    static const char model_md[] =
+        "{\"urgent\":[\"Sev1\",\"Sev2\"],\"tiers\":[\"Critical\"],\"modules\":[\"Payments\"],\n"
+        " \"plans\":[\"Business\",\"Enterprise\"],\"minVotes\":130}\n";
+    REQUIREF(po_parse(model_md, strlen(model_md), "model.json", &dm_schema, &pols[2], err,
+                      sizeof err),
+             "%s", err);
     ru_reader d;
     REQUIRE(ru_reader_init(&d, &dm_schema, &arena));
     static const int32_t votes[] = {0, 129, 130, 131, INT32_MAX};
@@ -1128,20 +1156,27 @@ START_TEST(default_rules_mean_the_default_policy)
                     for (int p = -1; p < 4; p++)
                         for (int v = -1; v < 5; v++) {
                             dm_msg m = {k, s, t, mo, p, v >= 0, v >= 0 ? votes[v] : 0};
-                            po_reader pr = {&m, po_kind, po_sev, po_tier, po_module, po_plan, po_votes};
-                            int kind;
-                            bool want = po_judge(&pol, &pr, &kind);
-                            ru_reader_bytes(&d, (const uint8_t *)&m, sizeof m);
-                            bool got = ru_judge(r, &d);
-                            ru_reader_model(&d, &m);
-                            REQUIRE(ru_judge(r, &d) == got);
-                            REQUIREF(got == want, "kind %d sev %d tier %d module %d plan %d votes %d",
-                                     k, s, t, mo, p, v);
-                            kept += got;
+                            bool want = dm_demo_policy(&m);
+                            for (int q = 0; q < 3; q++)
+                                for (int model = 0; model < 2; model++) {
+                                    if (model)
+                                        ru_reader_model(&d, &m);
+                                    else
+                                        ru_reader_bytes(&d, (const uint8_t *)&m, sizeof m);
+                                    int kind = -2;
+                                    bool got = po_judge(&pols[q], &d, &kind);
+                                    REQUIREF(got == want && kind == k,
+                                             "policy %d, %s: kind %d sev %d tier %d module %d "
+                                             "plan %d votes %d: %d (kind %d)",
+                                             q, model ? "model" : "bytes", k, s, t, mo, p, v,
+                                             got, kind);
+                                }
+                            kept += want;
                             seen++;
                         }
     REQUIRE(kept > 0 && kept < seen);
-    ru_free(r);
+    for (int q = 0; q < 3; q++)
+        po_free(&pols[q]);
 }
 END_TEST
 
