@@ -208,6 +208,11 @@ bool po_parse(const char *text, size_t n, const char *name, const op_schema *s, 
     jsmn_parser parser;
     jsmn_init(&parser);
     int nt = jsmn_parse(&parser, text, n, toks, MAX_TOKENS);
+    /* the text is JSON: jsmn's strict mode just cannot take a bare value */
+    if (nt == JSMN_ERROR_PART && n > 0 && memchr(text, '{', n) == NULL) {
+        snprintf(err, errlen, "%s: a policy file is one JSON object", name);
+        return false;
+    }
     if (nt < 0) {
         snprintf(err, errlen, "%s: %s", name,
                  nt == JSMN_ERROR_NOMEM ? "too many values for a policy file"
@@ -263,8 +268,10 @@ bool po_parse(const char *text, size_t n, const char *name, const op_schema *s, 
             char *e;
             errno = 0;
             long long mv = strtoll(num, &e, 10);
-            if (*e != '\0' || errno != 0)
+            if (*e != '\0')
                 FAIL_AT(v, "'minVotes' must be an integer, not '%s'", num);
+            if (errno != 0) /* an integer past long long: out of range too */
+                FAIL_AT(v, "'minVotes' must be from 0 to %ld, not %s", (long)INT32_MAX, num);
             /* a vote count is an i32 of at least 0: outside that range no
              * Request could meet it, or every one would */
             if (mv < 0 || mv > INT32_MAX)

@@ -588,7 +588,10 @@ static int not_a_case(ps *P, const operand *typed, size_t at, size_t end)
     for (int c = 0; c < typed->ncases; c++)
         join(&j, typed->cases[c].p, typed->cases[c].n);
     clip(P->t + at, end - at, 40, word, sizeof word);
-    return fail(P, at, "'%s' is not a case of %s (cases: %s)", word, typed->type, list);
+    /* a union's tag is spelled Union.tag: its cases are the union's */
+    const char *dot = typed->kind == OP_TAG ? strchr(typed->type, '.') : NULL;
+    int tn = dot != NULL ? (int)(dot - typed->type) : (int)strlen(typed->type);
+    return fail(P, at, "'%s' is not a case of %.*s (cases: %s)", word, tn, typed->type, list);
 }
 
 /* A record or raw path where a value is needed. */
