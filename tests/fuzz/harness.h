@@ -23,6 +23,7 @@
  *                 the scanner's detail; a
  *                 valid value placed as an unknown field inside a valid
  *                 message is accepted by the decoder (its JSON layer agrees)
+ *   rules         tests/fuzz/rules.h's: the rule parser on arbitrary text
  *   model, scan_<optic>
  *                 model.h's, for any schema (see there); scan_every runs
  *                 every scan_<optic> on one input, for the replay
@@ -47,6 +48,7 @@
 #include "inflate.h"
 #include "issues.h"
 #include "model.h"
+#include "rules.h" /* tests/fuzz/rules.h: the rule parser's property */
 #include "policy.h"
 #include "readers.h"
 #include "skip.h"
@@ -697,6 +699,7 @@ __attribute__((unused)) static const fz_harness fz_harnesses[] = {
     {"policy", fz_policy},
     {"differential", fz_differential},
     {"model", fzm_model},
+    {"rules", fzr_rules},
     {"scan_every", fz_scan_every},
     {"gzip", fz_gzip},
 };
