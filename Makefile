@@ -140,6 +140,10 @@ $(BUILD)/tests/test_model: tests/unit/test_model.c $(MODEL_OBJ) tests/unit/check
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -Itests/unit $< $(MODEL_OBJ) -o $@ $(LDFLAGS) $(CHECK_LIBS) $(LDLIBS)
 
+$(BUILD)/tests/test_rules_model: tests/unit/test_rules_model.c $(MODEL_OBJ) tests/unit/check_util.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -Itests/unit $< $(MODEL_OBJ) -o $@ $(LDFLAGS) $(CHECK_LIBS) $(LDLIBS)
+
 demo: all
 	$(BUILD)/triage-demo run 200000
 
@@ -182,8 +186,9 @@ test-models:
 	  $(MAKE) --no-print-directory SCHEMA=$$m BUILD=build/models/$$n \
 	    FUZZ_DIR=build/models/$$n/fuzz model-check; done
 
-model-check: $(BUILD)/tests/test_model
+model-check: $(BUILD)/tests/test_model $(BUILD)/tests/test_rules_model
 	$(BUILD)/tests/test_model
+	$(BUILD)/tests/test_rules_model
 	$(MAKE) --no-print-directory BUILD=$(FUZZ_DIR) OPT=-O1 CC=$(FUZZ_CC) SANFLAGS="$(FUZZ_SAN)" \
 	  model-fuzz-bins
 	rm -rf $(FUZZ_DIR)/seeds
