@@ -289,7 +289,12 @@ static void views_are_the_scanners(size_t n)
         ar_reset(&C->scan);
         REQUIREF(o->scan(C->enc, n, &sv, C->scratch, &C->scan), "optic %s: a view, no scan",
                  o->name);
-        REQUIREF(sv.bytes.p == views[i].bytes.p && sv.bytes.n == views[i].bytes.n,
+        /* the same bytes of the message; an absent list or map is "[]" or
+         * "{}" for both, from wherever each keeps it */
+        bool inside = views[i].bytes.p >= C->enc && views[i].bytes.p < C->enc + n;
+        REQUIREF(sv.bytes.n == views[i].bytes.n &&
+                     (inside ? sv.bytes.p == views[i].bytes.p
+                             : memcmp(sv.bytes.p, views[i].bytes.p, sv.bytes.n) == 0),
                  "optic %s: the validator's view is not the scanner's", o->name);
     }
 }
