@@ -216,11 +216,11 @@ FUZZ_MAX_LEN ?= 16384
 FUZZ_SAN := -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all \
             -fno-omit-frame-pointer
 MODEL_FUZZ := model $(OPTICS:%=scan_%)
-FUZZ_NAMES := split decode validate json policy differential gzip $(MODEL_FUZZ)
+FUZZ_NAMES := split decode validate json policy rules differential gzip $(MODEL_FUZZ)
 FUZZ_BIN := $(FUZZ_NAMES:%=$(FUZZ_DIR)/bin/fuzz_%)
 FUZZ_CONFORMANCE := $(wildcard ../shared/conformance/JSONTestSuite/test_parsing)
 # The seed set each harness starts from (besides tests/regression).
-fuzz_seeds = $(FUZZ_DIR)/seeds/$(if $(filter split policy model scan_%,$1),$1,message)$(if \
+fuzz_seeds = $(FUZZ_DIR)/seeds/$(if $(filter split policy rules model scan_%,$1),$1,message)$(if \
   $(filter json,$1), $(FUZZ_CONFORMANCE))
 FUZZ_ARGS = -max_len=$(FUZZ_MAX_LEN) -artifact_prefix=$(FUZZ_DIR)/artifacts/$*- \
   -dict=tests/fuzz/message.dict -print_final_stats=1
@@ -256,6 +256,7 @@ fuzz-build: all
 	$(MAKE) BUILD=$(FUZZ_DIR) OPT=-O1 CC=$(FUZZ_CC) SANFLAGS="$(FUZZ_SAN)" fuzz-bins
 	rm -rf $(FUZZ_DIR)/seeds
 	ASAN_OPTIONS=detect_leaks=0 $(FUZZ_DIR)/bin/seeds $(FUZZ_DIR)/seeds
+	mkdir -p $(FUZZ_DIR)/seeds/rules && cp schema/default.rules $(FUZZ_DIR)/seeds/rules/
 	{ $(BUILD)/triage-demo gen --count 48 --size 3 && \
 	  $(BUILD)/triage-demo gen --count 16 --size 7 --seed 2 --layout first; } | \
 	  ASAN_OPTIONS=detect_leaks=0 $(FUZZ_DIR)/bin/mkcorpus $(FUZZ_DIR)/seeds
