@@ -154,7 +154,9 @@ int cmd_judge(int argc, char **argv)
     src.ndjson = ndjson;
     uint8_t *mem = malloc(RD_DECODE_ARENA);
     void *root = calloc(1, tr_schema.types[tr_schema.root].size);
-    char *text = malloc(FR_DEFAULT_MAX_LEN * 2 + 64); /* a --print value's text */
+    /* a --print value as text: a string escapes a byte to at most 6 */
+    size_t text_cap = (size_t)FR_DEFAULT_MAX_LEN * 6 + 64;
+    char *text = malloc(text_cap);
     rd_reader *rd = rd_new();
     gz_inflater gz = {0};
     if (mem == NULL || root == NULL || text == NULL || rd == NULL ||
@@ -201,7 +203,7 @@ int cmd_judge(int argc, char **argv)
         }
         if (print != NULL) {
             if (read) {
-                print_values(&rd->ru, printed, nprint, text, FR_DEFAULT_MAX_LEN * 2 + 64);
+                print_values(&rd->ru, printed, nprint, text, text_cap);
             } else {
                 for (int k = 0; k < nprint; k++)
                     fputs(k ? "\t-" : "-", stdout);

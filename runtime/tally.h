@@ -24,8 +24,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
-/* The most kinds a tally has rows for (the none row is extra). */
-#define TL_MAX_KINDS 15
+/* The most kinds a tally has rows for (the none row is extra); a union
+ * with more cases counts the rest as none. */
+#define TL_MAX_KINDS 256
 
 /* XXH64 of n bytes (the reference algorithm, any alignment). */
 uint64_t tl_xxh64(const void *p, size_t n, uint64_t seed);
