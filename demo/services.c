@@ -427,7 +427,7 @@ int cmd_filter(int argc, char **argv)
         fprintf(stderr, "triage-demo filter: --from HOST:PORT and --to HOST:PORT are required\n");
         bad = true;
     }
-    po_policy policy;
+    po_policy policy __attribute__((cleanup(po_free))) = {NULL, NULL};
     if (bad || !svc_policy("filter", &choice, &policy))
         return 2;
 
@@ -568,7 +568,7 @@ int cmd_downstream(int argc, char **argv)
         fprintf(stderr, "triage-demo downstream: --listen HOST:PORT is required\n");
         bad = true;
     }
-    po_policy policy;
+    po_policy policy __attribute__((cleanup(po_free))) = {NULL, NULL};
     if (bad || !svc_policy("downstream", &choice, &policy))
         return 2;
 

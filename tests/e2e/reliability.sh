@@ -346,7 +346,9 @@ cases = [
     ('unknown enum case', sub(r'"status":"[^"]*"', '"status":"Opened"'), K, D, 'ENUM'),
     ('enum case in another letter case', sub(r'"status":"[^"]*"', '"status":"closed"'), K, D, 'ENUM'),
     ('a record field twice', sub(r'"title":', '"title":"x","title":'), K, D, 'DUPLICATE'),
-    ('a map key twice', sub(r'"tags":\{', '"tags":{"dup":"1","dup":"2",'), K, D, 'DUPLICATE_KEY'),
+    # (an empty map takes the two without a comma after them)
+    ('a map key twice', sub(r'"tags":\{(?!\})', '"tags":{"dup":"1","dup":"2",') if '"tags":{}' not in base
+        else sub(r'"tags":\{\}', '"tags":{"dup":"1","dup":"2"}'), K, D, 'DUPLICATE_KEY'),
     ('detail twice (json reads the first)', sub(r'"detail":', '"detail":{"type":"Bug","component":"a","build":"b","reproducible":true,"trace":{"exception":"e","message":"m","frames":[]}},"detail":'), 'Bug drop', D, 'DUPLICATE'),
     ('the message a JSON array', '[' + base + ']', D, D, 'TYPE'),
     # what both let through
