@@ -72,9 +72,7 @@ typedef struct {
     vf_checker *vc;
     po_policy policy;
     rd_reader *rd;
-    /* the SIMD widths this CPU has, narrowest first; widest last */
-    const char *impls[4];
-    int nimpls;
+    int nimpls; /* the SIMD widths this CPU has (model.h's fzm.impls) */
     /* a valid generated message, for wrapping values into */
     uint8_t *base;
     size_t base_n;
@@ -82,35 +80,17 @@ typedef struct {
 
 static fz_state fz;
 
-static void fz_die(const char *what)
-{
-    fprintf(stderr, "fuzz harness: %s\n", what);
-    abort();
-}
-
-/* Selects SIMD width i for both json.h and skip.h. */
-static void fz_use_impl(int i)
-{
-    if (js_force_simd(fz.impls[i]) == NULL)
-        fz_die("a SIMD width went away");
-    sk_init();
-}
+/* model.h's: the message, the SIMD widths, the exact copies. */
+#define fz_die fzm_die
+#define fz_use_impl fzm_use_impl
+#define fz_copy fzm_copy
 
 FZ_FN void fz_init(void)
 {
     if (fz.ready)
         return;
-    fzm_init();
-    js_init();
-    sk_init();
-    static const char *const names[] = {"portable", "sse2", "avx2", "avx512"};
-    const char *widest = js_simd_name();
-    for (int i = 0; i < 4; i++) {
-        if (js_force_simd(names[i]) != NULL)
-            fz.impls[fz.nimpls++] = names[i];
-        if (strcmp(names[i], widest) == 0)
-            break;
-    }
+    fzm_init(); /* js_init, sk_init, the SIMD widths */
+    fz.nimpls = fzm.nimpls;
     fz.dec_mem = malloc(FZ_DECODE_ARENA);
     fz.dec2_mem = malloc(FZ_DECODE_ARENA);
     fz.enc = malloc(FZ_ENCODE_CAP);
@@ -138,17 +118,6 @@ FZ_FN void fz_init(void)
     iss_gen_free(g);
     fz_use_impl(fz.nimpls - 1);
     fz.ready = true;
-}
-
-/* An exactly sized heap copy, so that a read past the end is ASan's. */
-static uint8_t *fz_copy(const uint8_t *d, size_t n)
-{
-    uint8_t *c = malloc(n ? n : 1);
-    if (c == NULL)
-        fz_die("out of memory");
-    if (n)
-        memcpy(c, d, n);
-    return c;
 }
 
 #define FZ_CHECK(cond, what)                                                  \
