@@ -146,7 +146,7 @@ static void report(const bn_opts *o, const char *cse, const char *layout, const 
     if (o->json)
         printf("{\"bench\":\"triage\",\"case\":\"%s\",\"layout\":\"%s\",\"size\":7,"
                "\"msg_bytes\":%zu,\"ns_per_msg\":%.1f,\"ns_min\":%.1f,\"ns_max\":%.1f,"
-               "\"speedup_vs_decode\":%.2f,\"allocs_per_msg\":%.3f,\"bytes_alloc_per_msg\":%.1f,"
+               "\"speedup_vs_decode\":%.6g,\"allocs_per_msg\":%.3f,\"bytes_alloc_per_msg\":%.1f,"
                "\"simd\":\"%s\"}\n",
                cse, layout, avg_bytes, r->median_ns, r->min_ns, r->max_ns, decode_ns / r->median_ns,
                r->allocs, r->bytes, sk_impl_name());
