@@ -152,17 +152,13 @@ int cmd_judge(int argc, char **argv)
         return 1;
     }
     src.ndjson = ndjson;
-    uint8_t *mem = malloc(RD_DECODE_ARENA);
-    void *root = calloc(1, tr_schema.types[tr_schema.root].size);
     /* a --print value as text: a string escapes a byte to at most 6 */
     size_t text_cap = (size_t)FR_DEFAULT_MAX_LEN * 6 + 64;
     char *text = malloc(text_cap);
     rd_reader *rd = rd_new();
     gz_inflater gz = {0};
-    if (mem == NULL || root == NULL || text == NULL || rd == NULL ||
+    if (text == NULL || rd == NULL || (!optics && !rd_decoding(rd)) ||
         (gzip && !gz_inflater_init(&gz, 0))) {
-        free(mem);
-        free(root);
         free(text);
         rd_free(rd);
         gz_inflater_destroy(&gz);
@@ -171,8 +167,6 @@ int cmd_judge(int argc, char **argv)
         src_close(&src);
         return 1;
     }
-    ar_arena arena;
-    ar_init(&arena, mem, RD_DECODE_ARENA);
     static char outbuf[1 << 16];
     setvbuf(stdout, outbuf, _IOFBF, sizeof outbuf);
 
@@ -191,16 +185,8 @@ int cmd_judge(int argc, char **argv)
                 break;
         }
         int kind = -1;
-        bool keep = false, read = false;
-        if (optics) {
-            read = rd_message(rd, verify, msg);
-        } else {
-            ar_reset(&arena);
-            read = tr_schema.types[tr_schema.root].decode(msg.p, msg.n, &arena, root).code ==
-                   TR_E_OK;
-            if (read)
-                rd_decoded(rd, root);
-        }
+        bool keep = false;
+        bool read = optics ? rd_message(rd, verify, msg) : rd_decode(rd, msg);
         if (print != NULL) {
             if (read) {
                 print_values(&rd->ru, printed, nprint, text, text_cap);
@@ -239,8 +225,6 @@ int cmd_judge(int argc, char **argv)
             fprintf(stderr, "%-10s %10llu %10llu\n", k < nkinds ? kinds[k] : "none",
                     (unsigned long long)seen[k], (unsigned long long)kept[k]);
     }
-    free(mem);
-    free(root);
     free(text);
     rd_free(rd);
     gz_inflater_destroy(&gz);

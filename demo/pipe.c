@@ -62,15 +62,12 @@ pp_pipe *pp_new(pp_reader reader, const po_policy *policy, char *err, size_t err
         pp->tally.allocations += RD_ALLOCS;
     }
     if (reader == PP_DECODE) {
-        pp->arena_mem = malloc(RD_DECODE_ARENA);
-        pp->root = calloc(1, tr_schema.types[tr_schema.root].size);
-        if (pp->arena_mem == NULL || pp->root == NULL) {
+        if (!rd_decoding(pp->rd)) {
             snprintf(err, errlen, "out of memory (decode arena)");
             pp_free(pp);
             return NULL;
         }
-        ar_init(&pp->arena, pp->arena_mem, RD_DECODE_ARENA);
-        pp->tally.allocations += 2;
+        pp->tally.allocations += RD_DECODE_ALLOCS;
     }
     return pp;
 }
@@ -82,8 +79,6 @@ void pp_free(pp_pipe *pp)
     rd_free(pp->rd);
     if (pp->gzip)
         gz_inflater_destroy(&pp->gz);
-    free(pp->arena_mem);
-    free(pp->root);
     free(pp);
 }
 
@@ -117,10 +112,8 @@ static bool judge_one(pp_pipe *pp, tr_message m, int *kind)
             return false;
         return po_judge(&pp->policy, &pp->rd->ru, kind);
     }
-    ar_reset(&pp->arena);
-    if (tr_schema.types[tr_schema.root].decode(m.p, m.n, &pp->arena, pp->root).code != TR_E_OK)
+    if (!rd_decode(pp->rd, m))
         return false;
-    rd_decoded(pp->rd, pp->root);
     return po_judge(&pp->policy, &pp->rd->ru, kind);
 }
 

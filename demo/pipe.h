@@ -99,9 +99,6 @@ struct pp_pipe {
     uint64_t inflate_failed;   /* compressed messages that did not inflate */
     tr_error inflate_err;      /* the last such failure (offset in its body) */
     size_t inflate_err_frame;  /* and the stream offset of its frame */
-    ar_arena arena;         /* decode only */
-    uint8_t *arena_mem;
-    void *root;             /* the decoded root (decode only) */
     struct iovec iov[PP_IOV];
     fr_frame batch[PP_BATCH];
     int kind[PP_BATCH];

@@ -84,6 +84,8 @@ void rd_free(rd_reader *r)
         return;
     vf_free(r->vc);
     free(r->mem);
+    free(r->dec_mem);
+    free(r->root);
     free(r);
 }
 
@@ -115,6 +117,32 @@ bool rd_message(rd_reader *r, vf_level level, tr_message m)
             return true;
     }
     ru_reader_seed(&r->ru, b, hit, &v);
+    return true;
+}
+
+bool rd_decoding(rd_reader *r)
+{
+    if (r->root != NULL)
+        return true;
+    r->dec_mem = malloc(RD_DECODE_ARENA);
+    r->root = calloc(1, tr_schema.types[tr_schema.root].size);
+    if (r->dec_mem == NULL || r->root == NULL) {
+        free(r->dec_mem);
+        free(r->root);
+        r->dec_mem = NULL;
+        r->root = NULL;
+        return false;
+    }
+    ar_init(&r->dec, r->dec_mem, RD_DECODE_ARENA);
+    return true;
+}
+
+bool rd_decode(rd_reader *r, tr_message m)
+{
+    ar_reset(&r->dec);
+    if (tr_schema.types[tr_schema.root].decode(m.p, m.n, &r->dec, r->root).code != TR_E_OK)
+        return false;
+    ru_reader_model(&r->ru, r->root);
     return true;
 }
 

@@ -52,10 +52,16 @@ typedef struct {
     vf_checker *vc;
     const char *key; /* the root member the one-pass check finds (NULL: none) */
     size_t key_n;
+    /* the decode reader's (rd_decoding): the decoded root and its arena */
+    ar_arena dec;
+    uint8_t *dec_mem;
+    void *root;
 } rd_reader;
 
-/* What rd_new allocates, for the pipe's count of allocations. */
+/* What rd_new allocates, and what rd_decoding adds, for the pipe's count
+ * of allocations. */
 #define RD_ALLOCS 4
+#define RD_DECODE_ALLOCS 2
 
 rd_reader *rd_new(void);
 void rd_free(rd_reader *r);
@@ -64,7 +70,15 @@ void rd_free(rd_reader *r);
  * rejects it (then it is judged none and dropped). */
 bool rd_message(rd_reader *r, vf_level level, tr_message m);
 
-/* A decoded root becomes the reader's message. */
+/* Makes r a decode reader too: a root of the schema's root type and an
+ * arena of RD_DECODE_ARENA, allocated once. false: out of memory. */
+__attribute__((warn_unused_result)) bool rd_decoding(rd_reader *r);
+
+/* m, decoded whole (tr_schema's root), becomes the reader's message: false
+ * when the decoder rejects it. Needs rd_decoding. */
+bool rd_decode(rd_reader *r, tr_message m);
+
+/* A root someone else decoded becomes the reader's message. */
 void rd_decoded(rd_reader *r, const void *root);
 
 #endif

@@ -340,8 +340,8 @@ static void filter_help(FILE *f)
             "Connects to the downstream (--to), then the upstream (--from), and forwards\n"
             "the frames the policy keeps, byte for byte, until the upstream closes.\n"
             "Prints the tally at the end.\n"
-            "  --reader optics  scan the detail's few values where they lie (default)\n"
-            "  --reader decode  decode the whole Issue, judge the model\n"
+            "  --reader optics  read only the values the rules need, where they lie (default)\n"
+            "  --reader decode  decode the whole message, judge the model\n"
             "  --reader none    forward everything, judge nothing (the relay)\n"
             OPT_RULES_HELP
             "  --verify off     optics trust the bytes they do not read (default)\n"
@@ -573,7 +573,7 @@ int cmd_downstream(int argc, char **argv)
         return 2;
 
     sk_init();
-    pp_pipe *pp = NULL; /* for its decode arena and issue */
+    pp_pipe *pp = NULL; /* for its decode reader and inflater */
     char err[NET_ERR_LEN];
     if (!count_only && (pp = pp_new(PP_DECODE, &policy, err, sizeof err)) == NULL) {
         fprintf(stderr, "triage-demo downstream: %s\n", err);
@@ -617,12 +617,9 @@ int cmd_downstream(int argc, char **argv)
         tr_message m = f.msg;
         if (f.compressed && gz_inflate(&pp->gz, f.msg, &m).code != TR_E_OK)
             continue;
-        ar_reset(&pp->arena);
-        if (tr_schema.types[tr_schema.root].decode(m.p, m.n, &pp->arena, pp->root).code !=
-            TR_E_OK)
+        if (!rd_decode(pp->rd, m))
             continue;
         decoded++;
-        rd_decoded(pp->rd, pp->root);
         int kind;
         kept += po_judge(&policy, &pp->rd->ru, &kind);
     }
