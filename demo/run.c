@@ -249,8 +249,6 @@ static void jstr(const jdoc *d, int obj, const char *key, char *buf, size_t cap)
 
 typedef struct {
     rd_choice choice; /* --rules, --where or --policy, passed on */
-    child *up;        /* the session's upstream, for its line after each run */
-    uint64_t conn;    /* the upstream's connection number of this run (from 1) */
     uint64_t threads;
     bool json, progress;
     vf_level verify; /* the filter's */
@@ -355,8 +353,10 @@ static void read_upstream_line(result *r, child *up, uint64_t conn, int timeout_
     r->up_max_rss_kb = ju64(&d, 0, "max_rss_kb");
 }
 
-static void one_run(result *r, pp_reader reader, const char *up, uint64_t count,
-                    const run_opts *o, bool timed)
+/* up_child serves this run as its connection number conn (from 1): its
+ * line about it is read after the run. */
+static void one_run(result *r, pp_reader reader, const char *up, child *up_child, uint64_t conn,
+                    uint64_t count, const run_opts *o, bool timed)
 {
     memset(r, 0, sizeof *r);
     r->reader = reader;
@@ -434,7 +434,7 @@ static void one_run(result *r, pp_reader reader, const char *up, uint64_t count,
     int fst = reap(&flt);
     /* The upstream has served the connection when the filter got to its
      * end; a filter that failed may never have connected to it. */
-    read_upstream_line(r, o->up, o->conn, fst == 0 ? 30000 : 200);
+    read_upstream_line(r, up_child, conn, fst == 0 ? 30000 : 200);
     /* A filter that failed may never have connected to the downstream. */
     bool ds_done = read_all(&ds, dout, sizeof dout, fst == 0 ? -1 : 5000);
     int dst = ds_done ? reap(&ds) : (stop(&ds), -1);
@@ -579,7 +579,7 @@ static void note(bool tty, const char *fmt, unsigned long long n)
 }
 
 static bool session(uint64_t count, const pp_reader *readers, int nreaders, const gen_opts *g,
-                    const run_opts *opts, bool timed, result *res)
+                    const run_opts *o, bool timed, result *res)
 {
     char cnt[40], seed[40], size[40], conns[40], layout[40], pool[40];
     snprintf(pool, sizeof pool, "--pool=%llu", (unsigned long long)g->pool);
@@ -592,14 +592,11 @@ static bool session(uint64_t count, const pp_reader *readers, int nreaders, cons
     snprintf(ratio, sizeof ratio, "--compress-ratio=%.17g", g->ratio);
     char *uargv[] = {"triage-demo", "upstream", "--listen=127.0.0.1:0", cnt, seed, size, conns,
                      layout, pool, g->gzip ? "--compress=gzip" : NULL, ratio, NULL};
-    note(opts->progress, timed ? "run: generating the upstream's messages, %llu to send"
+    note(o->progress, timed ? "run: generating the upstream's messages, %llu to send"
                                : "run: warm-up, %llu messages",
          (unsigned long long)count);
     child up;
     char up_addr[512];
-    run_opts o_ = *opts;
-    const run_opts *o = &o_;
-    o_.up = &up;
     if (!spawn(&up, uargv))
         return false;
     if (!read_listening(&up, "upstream", up_addr, sizeof up_addr)) {
@@ -609,8 +606,7 @@ static bool session(uint64_t count, const pp_reader *readers, int nreaders, cons
     note(o->progress, "", 0);
     bool ok = true;
     for (int i = 0; i < nreaders; i++) {
-        o_.conn = (uint64_t)i + 1;
-        one_run(&res[i], readers[i], up_addr, count, o, timed);
+        one_run(&res[i], readers[i], up_addr, &up, (uint64_t)i + 1, count, o, timed);
         if (o->progress)
             fprintf(stderr, "\r\033[K");
         if (timed) {
