@@ -2,6 +2,7 @@
  * tables the generator fills (optic.h). */
 #include "optic.h"
 
+#include <stdio.h>
 #include <string.h>
 
 bool op_from_message(const op_schema *s, int i)
@@ -51,4 +52,29 @@ int op_find_type(const op_schema *s, const char *name)
         if (strcmp(s->types[i].name, name) == 0)
             return i;
     return -1;
+}
+
+int op_case(const js_str *cases, int ncases, const char *s, size_t n)
+{
+    for (int c = 0; c < ncases; c++)
+        if (cases[c].n == n && memcmp(cases[c].p, s, n) == 0)
+            return c;
+    return -1;
+}
+
+void op_case_list(const js_str *cases, int ncases, char *buf, size_t cap)
+{
+    size_t at = 0;
+    if (cap == 0)
+        return;
+    buf[0] = '\0';
+    for (int c = 0; c < ncases; c++) {
+        size_t need = (at ? 2 : 0) + cases[c].n;
+        if (at + need + 4 >= cap) {
+            snprintf(buf + at, cap - at, "%s...", at ? ", " : "");
+            return;
+        }
+        at += (size_t)snprintf(buf + at, cap - at, "%s%.*s", at ? ", " : "", (int)cases[c].n,
+                               cases[c].p);
+    }
 }

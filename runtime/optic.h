@@ -153,4 +153,12 @@ int op_find(const op_schema *s, const char *name, size_t n);
 /* The type named name, or -1. */
 int op_find_type(const op_schema *s, const char *name);
 
+/* The index of the case named s (n bytes) among an enum's or a union's
+ * cases, or -1. */
+int op_case(const js_str *cases, int ncases, const char *s, size_t n);
+
+/* The cases as "A, B, C" into buf (NUL-terminated), ending in "..." when
+ * they do not fit: for messages that list what exists. */
+void op_case_list(const js_str *cases, int ncases, char *buf, size_t cap);
+
 #endif

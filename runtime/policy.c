@@ -21,10 +21,7 @@ typedef struct {
 
 static int find(const po_enum *e, const char *s, size_t n)
 {
-    for (int i = 0; i < e->count; i++)
-        if (e->names[i].n == n && memcmp(e->names[i].p, s, n) == 0)
-            return i;
-    return -1;
+    return op_case(e->names, e->count, s, n);
 }
 
 /* The JSON form reads these optics: each key's names are cases of one. */
@@ -54,16 +51,8 @@ static bool optic_enum(const op_schema *s, const char *optic, po_enum *e, const 
 static void not_a_case(char *err, size_t errlen, const char *prefix, const char *x, size_t xn,
                        const po_enum *e)
 {
-    char list[512] = "";
-    size_t at = 0;
-    for (int c = 0; c < e->count && at + 8 < sizeof list; c++) {
-        int w = snprintf(list + at, sizeof list - at, "%s%s", c ? ", " : "", e->names[c].p);
-        if (w < 0 || (size_t)w >= sizeof list - at) {
-            snprintf(list + at, sizeof list - at, ", ...");
-            break;
-        }
-        at += (size_t)w;
-    }
+    char list[512];
+    op_case_list(e->names, e->count, list, sizeof list);
     tr_say(err, errlen, "%s'%.*s' is not a case of %s (cases: %s)", prefix, (int)xn, x, e->type,
            list);
 }

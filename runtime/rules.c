@@ -574,19 +574,13 @@ static int unknown_optic(ps *P, const operand *x)
 
 static int case_of(const operand *typed, const char *s, size_t n)
 {
-    for (int c = 0; c < typed->ncases; c++)
-        if (typed->cases[c].n == n && memcmp(typed->cases[c].p, s, n) == 0)
-            return c;
-    return -1;
+    return op_case(typed->cases, typed->ncases, s, n);
 }
 
 static int not_a_case(ps *P, const operand *typed, size_t at, size_t end)
 {
     char list[512], word[64];
-    joiner j = {list, sizeof list, 0, false};
-    list[0] = '\0';
-    for (int c = 0; c < typed->ncases; c++)
-        join(&j, typed->cases[c].p, typed->cases[c].n);
+    op_case_list(typed->cases, typed->ncases, list, sizeof list);
     clip(P->t + at, end - at, 40, word, sizeof word);
     /* a union's tag is spelled Union.tag: its cases are the union's */
     const char *dot = typed->kind == OP_TAG ? strchr(typed->type, '.') : NULL;
