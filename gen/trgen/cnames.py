@@ -45,7 +45,7 @@ class _Names:
 
 def check(s: Schema) -> List[Diagnostic]:
     """Every clash of C names in a checked schema, as diagnostics."""
-    from .emit import mangle, raw_encoder_types, root_views, view_type
+    from .emit import encoder_name, mangle, raw_encoder_types, root_views, view_type
 
     g = _Names()
     P = names.PREFIX
@@ -117,10 +117,8 @@ def check(s: Schema) -> List[Diagnostic]:
                     g.add(v, "view:" + t.spell(), f"the view of {t.spell()} ({what})", o.pos)
     for t in raw_encoder_types(s):
         o = next(o for o in s.optics if o.raw and o.focus is t)
-        enc = (f"{P}encode_{t.decl.union.name}_{t.decl.name}" if t.kind == "case"
-               else f"{P}encode_{mangle(t)}")
-        g.add(enc, "rawenc:" + t.spell(), f"the encoder of {t.spell()} (optic '{o.name}')",
-              o.pos)
+        g.add(encoder_name(t), "rawenc:" + t.spell(),
+              f"the encoder of {t.spell()} (optic '{o.name}')", o.pos)
 
     diags = g.diags
     # members, struct by struct
