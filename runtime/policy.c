@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #define JSMN_STATIC
 #define JSMN_STRICT
@@ -309,32 +308,20 @@ bool po_parse(const char *text, size_t n, const char *name, const op_schema *s, 
     return po_rules(rules, strlen(rules), rname, s, out, err, errlen);
 }
 
+/* A policy file is small; a larger one is something else. */
+#define PO_MAX_FILE 16384
+
 bool po_load(const char *path, const op_schema *s, po_policy *out, char *err, size_t errlen)
 {
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) {
-        snprintf(err, errlen, "%s: cannot read: %s", path, strerror(errno));
+    size_t n;
+    char *buf = ru_read_file(path, PO_MAX_FILE, &n, err, errlen);
+    if (buf == NULL)
         return false;
-    }
-    /* fopen takes a directory; reading it then fails with EISDIR */
-    struct stat st;
-    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
-        fclose(f);
-        snprintf(err, errlen, "%s: cannot read: is a directory", path);
-        return false;
-    }
-    char buf[16384];
-    size_t n = fread(buf, 1, sizeof buf, f);
-    bool too_big = n == sizeof buf && fgetc(f) != EOF;
-    int failed = ferror(f) ? errno : 0;
-    fclose(f);
-    if (failed) {
-        snprintf(err, errlen, "%s: cannot read: %s", path, strerror(failed));
-        return false;
-    }
-    if (too_big) {
-        snprintf(err, errlen, "%s: larger than %zu bytes: not a policy file", path, sizeof buf);
-        return false;
-    }
-    return po_parse(buf, n, path, s, out, err, errlen);
+    bool ok = false;
+    if (n > PO_MAX_FILE)
+        snprintf(err, errlen, "%s: larger than %d bytes: not a policy file", path, PO_MAX_FILE);
+    else
+        ok = po_parse(buf, n, path, s, out, err, errlen);
+    free(buf);
+    return ok;
 }

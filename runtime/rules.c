@@ -1389,32 +1389,34 @@ ru_rules *ru_where(const char *expr, const op_schema *s, char *err, size_t errle
     return parse(expr, strlen(expr), "--where", s, true, err, errlen);
 }
 
-ru_rules *ru_load(const char *path, const op_schema *s, char *err, size_t errlen)
+char *ru_read_file(const char *path, size_t limit, size_t *n, char *err, size_t errlen)
 {
     FILE *f = fopen(path, "rb");
     if (f == NULL) {
         tr_say(err, errlen, "%s: cannot read: %s", path, strerror(errno));
         return NULL;
     }
+    /* fopen takes a directory; reading it then fails with EISDIR */
     struct stat st;
     if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
         fclose(f);
         tr_say(err, errlen, "%s: cannot read: is a directory", path);
         return NULL;
     }
-    /* one byte past the limit, so that ru_parse reports a longer file */
-    size_t cap = (size_t)RU_MAX_BYTES + 1, n = 0;
+    /* one byte past the limit, so that the caller sees a longer file */
+    size_t cap = limit + 1;
     char *buf = malloc(cap);
     if (buf == NULL) {
         fclose(f);
         tr_say(err, errlen, "%s: out of memory", path);
         return NULL;
     }
-    while (n < cap) {
-        size_t got = fread(buf + n, 1, cap - n, f);
+    *n = 0;
+    while (*n < cap) {
+        size_t got = fread(buf + *n, 1, cap - *n, f);
         if (got == 0)
             break;
-        n += got;
+        *n += got;
     }
     int failed = ferror(f) ? errno : 0;
     fclose(f);
@@ -1423,6 +1425,15 @@ ru_rules *ru_load(const char *path, const op_schema *s, char *err, size_t errlen
         tr_say(err, errlen, "%s: cannot read: %s", path, strerror(failed));
         return NULL;
     }
+    return buf;
+}
+
+ru_rules *ru_load(const char *path, const op_schema *s, char *err, size_t errlen)
+{
+    size_t n;
+    char *buf = ru_read_file(path, RU_MAX_BYTES, &n, err, errlen);
+    if (buf == NULL)
+        return NULL;
     ru_rules *r = ru_parse(buf, n, path, s, err, errlen);
     free(buf);
     return r;

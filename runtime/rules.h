@@ -89,6 +89,11 @@ __attribute__((warn_unused_result)) ru_rules *ru_where(const char *expr, const o
 
 void ru_free(ru_rules *r);
 
+/* A loader's file read whole: a malloc'd buffer of *n bytes, at most limit
+ * + 1 (so a longer file shows as one past the limit); NULL with "PATH:
+ * cannot read: REASON" in err (a directory is named as such). */
+char *ru_read_file(const char *path, size_t limit, size_t *n, char *err, size_t errlen);
+
 /* How many rules; rule i keeps (true) or drops, and its line (1-based). */
 int ru_count(const ru_rules *r);
 bool ru_rule_keeps(const ru_rules *r, int i);
