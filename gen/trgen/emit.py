@@ -157,6 +157,8 @@ class Model:
         self.lists, self.maps = self._containers()
         self.containers = _inner_first(self.lists + self.maps)
         self.optics = s.optics
+        # raw optics' foci that need an encoder of their own (tr_encode.c)
+        self.raw_encoders = raw_encoder_types(s)
         # What each output holds: the decoder, encoder and random generators
         # serve every declared type (their entry points are public); the
         # validator has one entry point, the root, so it holds only what the
@@ -306,6 +308,7 @@ def render(s: Schema, schema_path: str) -> Dict[str, str]:
         c_char=c_char,
         path_text=path_text,
         encoder_name=encoder_name,
+        encode_thunk=encode_thunk,
         re2c_string=names.re2c_string,
         isinstance=isinstance,
         Record=Record,
@@ -317,7 +320,6 @@ def render(s: Schema, schema_path: str) -> Dict[str, str]:
     m.scanners = [scanner_plan(o, s.root) for o in s.optics]
     m.views = view_types(m)
     m.root_views = root_views(s)
-    m.raw_encoders = raw_encoder_types(s)
     m.table = table_plan(m)
     out = {}
     for tpl, name in (
@@ -530,7 +532,6 @@ class Table:
     optics: List[TableOptic]
     kind: int
     first_field: int
-    focus_encoders: List[TypeRef]  # raw foci on lists, maps and union cases
     field_records: List[object]  # records with an op_field table, nested first
     fields: Dict[str, List[TableField]]  # record name -> its table rows
 
@@ -553,6 +554,15 @@ def encoder_name(t: TypeRef) -> str:
     if t.kind == "case":
         return f"{names.PREFIX}encode_{t.decl.union.name}_{t.decl.name}"
     return f"{names.PREFIX}encode_{mangle(t)}"
+
+
+def encode_thunk(t: TypeRef) -> str:
+    """The table's thunk (const void *) for the encoder of a record or raw
+    optic's focus: ty_encode_Person for a declared type, fe_list_Frame or
+    fe_Detail_Bug for the foci of m.raw_encoders."""
+    if t.kind == "named":
+        return "ty_encode_" + t.name
+    return "fe_" + encoder_name(t)[len(names.PREFIX + "encode_"):]
 
 
 def table_plan(m: "Model") -> Table:
@@ -585,8 +595,7 @@ def table_plan(m: "Model") -> Table:
         else:
             t.kind, t.member = "OP_RECORD", "ptr"
         if t.kind in ("OP_RECORD", "OP_RAW"):
-            t.encoder = ("ty_encode_" + f.name if f.kind == "named"
-                         else "fe_" + encoder_name(f)[len(names.PREFIX + "encode_"):])
+            t.encoder = encode_thunk(f)
         optics.append(t)
 
     kind, first_field = -1, -1
@@ -631,5 +640,4 @@ def table_plan(m: "Model") -> Table:
                                    ft.decl if kind_ == "OP_RECORD" else None))
             n += 1
         fields[r.name] = rows
-    return Table(types, root, optics, kind, first_field, raw_encoder_types(s),
-                 field_records, fields)
+    return Table(types, root, optics, kind, first_field, field_records, fields)
