@@ -8,50 +8,14 @@
 #
 #   usage: tests/e2e/reliability.sh build/triage-demo
 #
-# Prints PASS or FAIL per check and a final "N passed, M failed"; exits 1
-# when any failed. Every process runs under `timeout`, so a hang is a failure.
+# Prints one line per check (ok or FAIL) and a final "N passed, M failed";
+# exits 1 when any failed. Every process runs under `timeout`, so a hang is a
+# failure. The scaffolding (checks, $tmp, fake peers) is lib.sh's.
 set -u
-demo=${1:?usage: tests/e2e/reliability.sh PATH/TO/triage-demo}
-[ -x "$demo" ] || { echo "reliability.sh: $demo is not executable" >&2; exit 2; }
-command -v python3 >/dev/null || { echo "reliability.sh: needs python3" >&2; exit 2; }
+. "$(dirname "$0")/lib.sh"
 [ -w /dev/full ] || { echo "reliability.sh: needs /dev/full" >&2; exit 2; }
 
-tmp=$(mktemp -d)
-cleanup() {
-    local running
-    running=$(jobs -pr)
-    [ -n "$running" ] && kill $running 2>/dev/null
-    wait 2>/dev/null
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
-
-passed=0
-failed=0
-pass() { passed=$((passed + 1)); echo "PASS $*"; }
-fail() { failed=$((failed + 1)); echo "FAIL $*"; }
-check() { # check DESCRIPTION COMMAND...
-    local what=$1
-    shift
-    if "$@"; then pass "$what"; else fail "$what"; fi
-}
-
 T="timeout 60"
-
-# Waits for "listening HOST:PORT" in a file; prints HOST:PORT.
-addr_of() {
-    for _ in $(seq 1 1500); do
-        if grep -q '^listening ' "$1" 2>/dev/null; then
-            sed -n 's/^listening //p' "$1" | head -1
-            return 0
-        fi
-        sleep 0.02
-    done
-    return 1
-}
-
-# A JSON member of a one-line object whose key is unique in it.
-jget() { grep -o "\"$2\":[^,}]*" "$1" | head -1 | cut -d: -f2 | tr -d '"'; }
 
 # ---- 1. lost output: a non-zero exit and one line naming stdout and errno
 
@@ -101,7 +65,7 @@ start_fifo() {
 start_fifo down downstream --listen 127.0.0.1:0
 down=$last_pid
 da=${first#listening }
-"$demo" upstream --listen 127.0.0.1:0 --count 300 --seed 3 >"$tmp/up.out" 2>"$tmp/up.err" &
+start up upstream --listen 127.0.0.1:0 --count 300 --seed 3
 ua=$(addr_of "$tmp/up.out")
 $T "$demo" filter --from "$ua" --to "$da" >/dev/full 2>"$tmp/filter.err"
 frc=$?
@@ -116,7 +80,7 @@ check "downstream, its reader gone: exit 1, names stdout and EPIPE" \
 start_fifo up upstream --listen 127.0.0.1:0 --count 300 --seed 3
 up=$last_pid
 ua=${first#listening }
-"$demo" downstream --listen 127.0.0.1:0 --count-only >"$tmp/down.out" 2>/dev/null &
+start down downstream --listen 127.0.0.1:0 --count-only
 da=$(addr_of "$tmp/down.out")
 $T "$demo" filter --from "$ua" --to "$da" --reader none >/dev/null 2>&1
 wait $up
@@ -195,23 +159,8 @@ check "run: the report says the upstream cycles a pool and gives its max RSS" \
     grep -qE '^  upstream: 4096 distinct messages \([0-9.]+ MB of frames\), cycled; its max RSS [0-9.]+ MB, which does not grow with N$' "$tmp/run.txt"
 
 # The stream cycles through the pool: message i is gen's message i mod P.
-sink() { # keeps what one connection sends in $1
-    python3 -c '
-import socket, sys
-l = socket.socket(); l.bind(("127.0.0.1", 0)); l.listen(1)
-print("listening 127.0.0.1:%d" % l.getsockname()[1], flush=True)
-c, _ = l.accept()
-with open(sys.argv[1], "wb") as f:
-    while True:
-        b = c.recv(1 << 16)
-        if not b:
-            break
-        f.write(b)
-' "$1"
-}
 "$demo" gen --count 300 --seed 3 >"$tmp/gen300"
-: >"$tmp/up.out"
-"$demo" upstream --listen 127.0.0.1:0 --count 1000 --pool 300 --seed 3 >>"$tmp/up.out" 2>/dev/null &
+start up upstream --listen 127.0.0.1:0 --count 1000 --pool 300 --seed 3
 ua=$(addr_of "$tmp/up.out")
 $T python3 -c '
 import socket, sys
@@ -263,25 +212,9 @@ else:              # the filter: exactly m kept frames
 sys.exit(0 if ok else 1)
 PY
 }
-fake_downstream() { # reads $1 bytes, then closes
-    python3 -c '
-import socket, sys
-s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(1)
-print("listening 127.0.0.1:%d" % s.getsockname()[1], flush=True)
-c, _ = s.accept()
-n = int(sys.argv[1]); got = 0
-while got < n:
-    b = c.recv(min(65536, n - got))
-    if not b:
-        break
-    got += len(b)
-c.close()
-' "$1"
-}
 for n in 0 10000 1000000; do
-    : >"$tmp/up.out"
+    start up upstream --listen 127.0.0.1:0 --count 5000 --seed 2
     : >"$tmp/down.out"
-    "$demo" upstream --listen 127.0.0.1:0 --count 5000 --seed 2 >>"$tmp/up.out" 2>"$tmp/up.err" &
     fake_downstream $n >>"$tmp/down.out" &
     ua=$(addr_of "$tmp/up.out") && da=$(addr_of "$tmp/down.out")
     $T "$demo" filter --from "$ua" --to "$da" >/dev/null 2>"$tmp/filter.err"
@@ -406,5 +339,4 @@ while IFS=$'\t' read -r name want_json want_schema code want_off; do
     fi
 done <"$tmp/cases.txt"
 
-echo "$passed passed, $failed failed"
-[ $failed -eq 0 ]
+finish

@@ -11,60 +11,11 @@
 #
 # Prints one line per check and a final "N passed, M failed"; exits 1 when
 # any failed. Every process runs under `timeout`, so a hang is a failure.
+# The scaffolding (checks, $tmp, services, fake peers) is lib.sh's.
 set -u
-demo=${1:?usage: tests/e2e/run.sh PATH/TO/triage-demo}
-[ -x "$demo" ] || { echo "run.sh: $demo is not executable" >&2; exit 2; }
-command -v python3 >/dev/null || { echo "run.sh: needs python3 (fake peers)" >&2; exit 2; }
-
-tmp=$(mktemp -d)
-cleanup() {
-    # Only our own background jobs that are still running.
-    local running
-    running=$(jobs -pr)
-    [ -n "$running" ] && kill $running 2>/dev/null
-    wait 2>/dev/null
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
-
-passed=0
-failed=0
-pass() { passed=$((passed + 1)); echo "ok   $*"; }
-fail() { failed=$((failed + 1)); echo "FAIL $*"; }
-check() { # check DESCRIPTION COMMAND...
-    local what=$1
-    shift
-    if "$@"; then pass "$what"; else fail "$what"; fi
-}
+. "$(dirname "$0")/lib.sh"
 
 T="timeout 30"
-
-# A JSON member of a one-line object whose key is unique in it.
-jget() { grep -o "\"$2\":[^,}]*" "$1" | head -1 | cut -d: -f2 | tr -d '"'; }
-
-# Waits for "listening HOST:PORT" in a service's stdout file; prints HOST:PORT.
-addr_of() {
-    for _ in $(seq 1 1500); do # 30 s: generation under sanitizers on a busy machine
-        if grep -q '^listening ' "$1" 2>/dev/null; then
-            sed -n 's/^listening //p' "$1" | head -1
-            return 0
-        fi
-        sleep 0.02
-    done
-    return 1
-}
-
-# Starts a service in the background: start NAME ARGS...; stdout in
-# $tmp/NAME.out, stderr in $tmp/NAME.err; its pid in $last_pid.
-start() {
-    local name=$1
-    shift
-    # Emptied here, not by the background job's redirection, so addr_of
-    # never reads the last run's "listening" line.
-    : >"$tmp/$name.out"
-    $T "$demo" "$@" >>"$tmp/$name.out" 2>"$tmp/$name.err" &
-    last_pid=$!
-}
 
 # ---- 1. judge: the two readers agree on every message
 
@@ -195,23 +146,6 @@ done
 
 # ---- 5. the downstream goes away; a peer cannot be reached
 
-fake_downstream() { # reads $1 bytes, then closes
-    python3 -c '
-import socket, sys
-s = socket.socket()
-s.bind(("127.0.0.1", 0))
-s.listen(1)
-print("listening 127.0.0.1:%d" % s.getsockname()[1], flush=True)
-c, _ = s.accept()
-n = int(sys.argv[1]); got = 0
-while got < n:
-    b = c.recv(min(65536, n - got))
-    if not b:
-        break
-    got += len(b)
-c.close()
-' "$1"
-}
 for n in 0 1 10000 1000000; do
     start up upstream --listen 127.0.0.1:0 --count 5000 --seed 2
     : >"$tmp/down.out"
@@ -293,18 +227,7 @@ PY
 check "gen --compress-ratio 0.5: a mix of compressed and plain frames" test $? -eq 0
 # The downstream: a plain socket that keeps what it receives.
 : >"$tmp/sink.out"
-$T python3 -c '
-import socket, sys
-l = socket.socket(); l.bind(("127.0.0.1", 0)); l.listen(1)
-print("listening 127.0.0.1:%d" % l.getsockname()[1], flush=True)
-c, _ = l.accept()
-with open(sys.argv[1], "wb") as f:
-    while True:
-        b = c.recv(1 << 16)
-        if not b:
-            break
-        f.write(b)
-' "$tmp/mix.got" >>"$tmp/sink.out" &
+sink "$tmp/mix.got" >>"$tmp/sink.out" &
 start up upstream --listen 127.0.0.1:0 --count 3000 --seed 5 --compress gzip --compress-ratio 0.5
 ua=$(addr_of "$tmp/up.out") && da=$(addr_of "$tmp/sink.out")
 $T "$demo" filter --from "$ua" --to "$da" --grpc-encoding gzip --json >"$tmp/filter.json" 2>"$tmp/filter.err"
@@ -316,5 +239,4 @@ check "filter --grpc-encoding gzip on a mix: forwards exactly judge's kept frame
 check "filter --grpc-encoding gzip on a mix: judge's count" \
     test "$(grep -o '"kept":[0-9]*,"kept_bytes"' "$tmp/filter.json" | grep -o '[0-9]*')" -eq "$(grep -c keep "$tmp/mix.judge")"
 
-echo "$passed passed, $failed failed"
-[ $failed -eq 0 ]
+finish

@@ -1,0 +1,105 @@
+# lib.sh: what the end-to-end scripts share (sourced by run.sh and
+# reliability.sh, never run). Checks its arguments (the triage-demo binary
+# in $1) and python3, makes $tmp (removed on exit, with any background job
+# still running), and gives:
+#
+#   pass/fail WHAT, check WHAT COMMAND...   one line per check, counted
+#   finish                                  "N passed, M failed"; false on a failure
+#   addr_of FILE                            the HOST:PORT of a "listening" line
+#   start NAME ARGS...                      a service in the background (under $T)
+#   jget FILE KEY                           a member of a one-line JSON object
+#   fake_downstream N                       a peer that reads N bytes, then closes
+#   sink FILE                               a peer that keeps what it receives in FILE
+#
+# Both peers print "listening HOST:PORT" first, for addr_of, and run under
+# $T, the timeout command the script sets (so a hang is a failure).
+
+me=$(basename "$0")
+demo=${1:?usage: tests/e2e/$me PATH/TO/triage-demo}
+[ -x "$demo" ] || { echo "$me: $demo is not executable" >&2; exit 2; }
+command -v python3 >/dev/null || { echo "$me: needs python3 (fake peers)" >&2; exit 2; }
+
+tmp=$(mktemp -d)
+cleanup() {
+    # Only our own background jobs that are still running.
+    local running
+    running=$(jobs -pr)
+    [ -n "$running" ] && kill $running 2>/dev/null
+    wait 2>/dev/null
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+passed=0
+failed=0
+pass() { passed=$((passed + 1)); echo "ok   $*"; }
+fail() { failed=$((failed + 1)); echo "FAIL $*"; }
+check() { # check DESCRIPTION COMMAND...
+    local what=$1
+    shift
+    if "$@"; then pass "$what"; else fail "$what"; fi
+}
+finish() {
+    echo "$passed passed, $failed failed"
+    [ $failed -eq 0 ]
+}
+
+# A JSON member of a one-line object whose key is unique in it.
+jget() { grep -o "\"$2\":[^,}]*" "$1" | head -1 | cut -d: -f2 | tr -d '"'; }
+
+# Waits for "listening HOST:PORT" in a service's stdout file; prints HOST:PORT.
+addr_of() {
+    for _ in $(seq 1 1500); do # 30 s: generation under sanitizers on a busy machine
+        if grep -q '^listening ' "$1" 2>/dev/null; then
+            sed -n 's/^listening //p' "$1" | head -1
+            return 0
+        fi
+        sleep 0.02
+    done
+    return 1
+}
+
+# Starts a service in the background: start NAME ARGS...; stdout in
+# $tmp/NAME.out, stderr in $tmp/NAME.err; its pid in $last_pid.
+start() {
+    local name=$1
+    shift
+    # Emptied here, not by the background job's redirection, so addr_of
+    # never reads the last run's "listening" line.
+    : >"$tmp/$name.out"
+    $T "$demo" "$@" >>"$tmp/$name.out" 2>"$tmp/$name.err" &
+    last_pid=$!
+}
+
+fake_downstream() { # reads $1 bytes, then closes
+    $T python3 -c '
+import socket, sys
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+s.listen(1)
+print("listening 127.0.0.1:%d" % s.getsockname()[1], flush=True)
+c, _ = s.accept()
+n = int(sys.argv[1]); got = 0
+while got < n:
+    b = c.recv(min(65536, n - got))
+    if not b:
+        break
+    got += len(b)
+c.close()
+' "$1"
+}
+
+sink() { # keeps what one connection sends in $1
+    $T python3 -c '
+import socket, sys
+l = socket.socket(); l.bind(("127.0.0.1", 0)); l.listen(1)
+print("listening 127.0.0.1:%d" % l.getsockname()[1], flush=True)
+c, _ = l.accept()
+with open(sys.argv[1], "wb") as f:
+    while True:
+        b = c.recv(1 << 16)
+        if not b:
+            break
+        f.write(b)
+' "$1"
+}
