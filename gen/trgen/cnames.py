@@ -135,7 +135,7 @@ def check(s: Schema) -> List[Diagnostic]:
     if rv:
         m = _Names("C member")
         for v in rv:
-            o = next(o for o in s.optics if o.name == v.optic)
+            o = s.optics[v.index]
             m.add(names.c_field(o.name), o.name, f"optic '{o.name}' (a view the validator "
                                                  f"hands back)", o.pos)
             m.add(f"has_{o.name}", o.name, f"optic '{o.name}' (a view the validator "

@@ -353,16 +353,17 @@ class RootView:
     optic: str
     field: str
     view: str
+    index: int  # the optic's, in s.optics (and the table's views[] and has[])
 
 
 def root_views(s: Schema) -> List[RootView]:
     """The raw optics whose path is one field of the root, in schema order, one per field."""
     out: List[RootView] = []
-    for o in s.optics:
+    for i, o in enumerate(s.optics):
         if (o.raw and not o.compose and len(o.steps) == 1 and o.steps[0].kind == "field"
                 and o.source.kind == "named" and o.source.decl is s.root
                 and all(v.field != o.steps[0].name for v in out)):
-            out.append(RootView(o.name, o.steps[0].name, view_type(o.focus, s.root)))
+            out.append(RootView(o.name, o.steps[0].name, view_type(o.focus, s.root), i))
     return out
 
 
