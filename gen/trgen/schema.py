@@ -471,6 +471,16 @@ class _Parser:
 # ---------------------------------------------------------------- checks
 
 
+def _read_hint(t: TypeRef, key: str = "key") -> str:
+    """For a path step that does not fit t: how a list's or a map's items
+    are read ("" for any other type)."""
+    if t.kind == "list":
+        return " (a list's items are read by index, as in [0])"
+    if t.kind == "map":
+        return f" (a map's values are read by key, as in [\"{key}\"])"
+    return ""
+
+
 class _Checker:
     def __init__(self, s: Schema):
         self.s = s
@@ -700,14 +710,14 @@ class _Checker:
     def step(self, cur: TypeRef, kind: str, val, pos: Pos) -> Optional[Step]:
         if kind == "index":
             if cur.kind != "list":
-                hint = " (a map's values are read by key, as in [\"key\"])" if cur.kind == "map" else ""
-                self.err(pos, f"an index needs a list, and '{cur.spell()}' is not one{hint}")
+                self.err(pos, f"an index needs a list, and '{cur.spell()}' is not one"
+                              f"{_read_hint(cur)}")
                 return None
             return Step("index", pos, index=val, type=cur.elem)
         if kind == "key":
             if cur.kind != "map":
-                hint = " (a list's items are read by index, as in [0])" if cur.kind == "list" else ""
-                self.err(pos, f"a key needs a map, and '{cur.spell()}' is not one{hint}")
+                self.err(pos, f"a key needs a map, and '{cur.spell()}' is not one"
+                              f"{_read_hint(cur)}")
                 return None
             return Step("key", pos, key=val, type=cur.elem)
         d = cur.decl if cur.kind in ("named", "case") else None
@@ -731,12 +741,8 @@ class _Checker:
             listed = f" (fields: {', '.join(fields)})" if len(fields) <= 8 else ""
             self.err(pos, f"'{owner}' has no field '{val}'{self.guess(val, fields)}{listed}")
             return None
-        hint = ""
-        if cur.kind == "list":
-            hint = " (a list's items are read by index, as in [0])"
-        elif cur.kind == "map":
-            hint = f" (a map's values are read by key, as in [\"{val}\"])"
-        self.err(pos, f"cannot step into '{val}': '{cur.spell()}' has no fields{hint}")
+        self.err(pos, f"cannot step into '{val}': '{cur.spell()}' has no fields"
+                      f"{_read_hint(cur, val)}")
         return None
 
     def compose(self, o: Optic, by_name: Dict[str, Optic]):
