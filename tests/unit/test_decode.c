@@ -139,26 +139,35 @@ static buf *cat(const buf *a, const buf *b)
     return r;
 }
 
-/* The offset of the bracket closing the one at open (valid JSON only). */
-static size_t match_close(const buf *b, size_t open)
+/* The offset of the quote closing the string whose opening quote is at q. */
+static size_t string_close(const buf *b, size_t q)
+{
+    size_t i = q + 1;
+    while (b->p[i] != '"')
+        i += b->p[i] == '\\' ? 2 : 1;
+    return i;
+}
+
+/* The offset of the bracket closing the object or array that holds offset
+ * pos (pos between members or elements, or at one). Valid JSON only. */
+static size_t enclosing_close(const buf *b, size_t pos)
 {
     int depth = 0;
-    for (size_t i = open; i < b->n; i++) {
+    for (size_t i = pos; i < b->n; i++) {
         uint8_t c = b->p[i];
-        if (c == '"') {
-            for (i++; b->p[i] != '"'; i++)
-                if (b->p[i] == '\\')
-                    i++;
-        } else if (c == '{' || c == '[') {
+        if (c == '"')
+            i = string_close(b, i);
+        else if (c == '{' || c == '[')
             depth++;
-        } else if (c == '}' || c == ']') {
-            if (--depth == 0)
-                return i;
-        }
+        else if ((c == '}' || c == ']') && depth-- == 0)
+            return i;
     }
-    ck_abort_msg("no closing bracket");
+    ck_abort_msg("no enclosing bracket");
     return 0;
 }
+
+/* The offset of the bracket closing the one at open (valid JSON only). */
+static size_t match_close(const buf *b, size_t open) { return enclosing_close(b, open + 1); }
 
 /* One past the end of the JSON value at offset v (valid JSON). */
 static size_t value_end_at(const buf *b, size_t v)
@@ -166,13 +175,9 @@ static size_t value_end_at(const buf *b, size_t v)
     uint8_t c = b->p[v];
     if (c == '{' || c == '[')
         return match_close(b, v) + 1;
+    if (c == '"')
+        return string_close(b, v) + 1;
     size_t i = v;
-    if (c == '"') {
-        for (i++; b->p[i] != '"'; i++)
-            if (b->p[i] == '\\')
-                i++;
-        return i + 1;
-    }
     while (i < b->n && b->p[i] != ',' && b->p[i] != '}' && b->p[i] != ']')
         i++;
     return i;
@@ -187,9 +192,7 @@ static void member_at(int line, const buf *b, const char *marker, size_t *start,
 {
     *start = at_(line, b, marker);
     REQUIRE(b->p[*start] == '"');
-    size_t i = *start + 1;
-    while (b->p[i] != '"')
-        i += b->p[i] == '\\' ? 2 : 1;
+    size_t i = string_close(b, *start);
     REQUIREF(b->p[i + 1] == ':', "line %d: no member at '%s'", line, marker);
     *vstart = i + 2;
     *vend = value_end_at(b, *vstart);
@@ -228,27 +231,6 @@ static buf *set_(int line, const buf *b, const char *marker, const char *text, s
     if (where != NULL)
         *where = vs;
     return r;
-}
-
-/* The offset of the bracket closing the object or array that holds offset
- * pos (pos between members or elements, or at one). */
-static size_t enclosing_close(const buf *b, size_t pos)
-{
-    int depth = 0;
-    for (size_t i = pos; i < b->n; i++) {
-        uint8_t c = b->p[i];
-        if (c == '"') {
-            for (i++; b->p[i] != '"'; i++)
-                if (b->p[i] == '\\')
-                    i++;
-        } else if (c == '{' || c == '[') {
-            depth++;
-        } else if ((c == '}' || c == ']') && depth-- == 0) {
-            return i;
-        }
-    }
-    ck_abort_msg("no enclosing bracket");
-    return 0;
 }
 
 /* The offset of the brace closing the detail's object. */
@@ -835,17 +817,14 @@ static size_t last_key(const buf *m)
     int depth = 0;
     for (size_t i = 0; i < m->n; i++) {
         uint8_t c = m->p[i];
-        if (c == '"') {
-            for (i++; m->p[i] != '"'; i++)
-                if (m->p[i] == '\\')
-                    i++;
-        } else if (c == '{' || c == '[') {
+        if (c == '"')
+            i = string_close(m, i);
+        else if (c == '{' || c == '[')
             depth++;
-        } else if (c == '}' || c == ']') {
+        else if (c == '}' || c == ']')
             depth--;
-        } else if (c == ',' && depth == 1) {
+        else if (c == ',' && depth == 1)
             last = i + 1;
-        }
     }
     REQUIRE(m->p[last] == '"');
     return last;
