@@ -135,38 +135,21 @@ static const char *differ(const op_optic *o, const op_value *scanned, const op_v
     return "unknown optic kind";
 }
 
-/* Optic i over the bytes of one value of its source type and over that
- * value decoded: they must agree. Returns 1 on a hit. */
-static int agree_on_value(int i, const uint8_t *p, size_t n, const void *decoded, bool canonical,
-                          const char *where)
+/* Optic i over bytes and over their decoded value: they must agree.
+ * message: the bytes are a whole message and v its decoded root (read
+ * through the optic's base where it has one); else the bytes are one value
+ * of the optic's source type and v that value decoded. Returns 1 on a hit. */
+static int agree(int i, bool message, const uint8_t *p, size_t n, const void *v, bool canonical,
+                 const char *where)
 {
     const op_optic *o = &S->optics[i];
     op_value sv, gv;
     memset(&sv, 0, sizeof sv);
     memset(&gv, 0, sizeof gv);
     ar_reset(&C->scan);
-    bool sh = o->scan(p, n, &sv, C->scratch, &C->scan);
-    bool gh = o->get(decoded, &gv);
-    REQUIREF(sh == gh, "optic %s (%s) on %s: scanner %s, getter %s", o->name, o->path, where,
-             sh ? "hit" : "missed", gh ? "hit" : "missed");
-    if (!sh)
-        return 0;
-    const char *why = differ(o, &sv, &gv, canonical);
-    REQUIREF(why == NULL, "optic %s (%s) on %s: %s", o->name, o->path, where, why);
-    return 1;
-}
-
-/* The same through a whole message. */
-static int agree_on_message(int i, const uint8_t *p, size_t n, const void *root, bool canonical,
-                            const char *where)
-{
-    const op_optic *o = &S->optics[i];
-    op_value sv, gv;
-    memset(&sv, 0, sizeof sv);
-    memset(&gv, 0, sizeof gv);
-    ar_reset(&C->scan);
-    bool sh = op_scan_message(S, i, p, n, &sv, C->scratch, &C->scan);
-    bool gh = op_get_message(S, i, root, &gv);
+    bool sh = message ? op_scan_message(S, i, p, n, &sv, C->scratch, &C->scan)
+                      : o->scan(p, n, &sv, C->scratch, &C->scan);
+    bool gh = message ? op_get_message(S, i, v, &gv) : o->get(v, &gv);
     REQUIREF(sh == gh, "optic %s (%s) on %s: scanner %s, getter %s", o->name, o->path, where,
              sh ? "hit" : "missed", gh ? "hit" : "missed");
     if (!sh)
@@ -335,7 +318,7 @@ START_TEST(every_optic_agrees_on_values_of_its_source)
                 size_t n = make(o->source, size, k, false);
                 tr_error e = decode(o->source, C->enc, n);
                 REQUIRE(e.code == TR_E_OK);
-                hits += agree_on_value(i, C->enc, n, C->decoded, true, "a generated value");
+                hits += agree(i, false, C->enc, n, C->decoded, true, "a generated value");
             }
         REQUIREF(hits > 0, "optic %s (%s) never hit on 234 generated %s values", o->name,
                  o->path, S->types[o->source].name);
@@ -355,7 +338,7 @@ START_TEST(every_optic_agrees_on_messages)
                 for (uint64_t k = 0; k < 4; k++) {
                     size_t n = make(S->root, size, k, layout == 1);
                     REQUIRE(decode(S->root, C->enc, n).code == TR_E_OK);
-                    hits += agree_on_message(i, C->enc, n, C->decoded, true, "a message");
+                    hits += agree(i, true, C->enc, n, C->decoded, true, "a message");
                 }
         REQUIREF(hits > 0, "optic %s (%s) never hit on 312 generated messages", o->name, o->path);
     }
@@ -382,7 +365,7 @@ static void corrupted(const uint8_t *orig, size_t n, const char *what)
             /* Canonical when re-encoding gives these bytes back. */
             uint8_t *w = S->types[S->root].encode(C->re, C->re + BUF_BYTES, C->decoded);
             bool canonical = w != NULL && (size_t)(w - C->re) == n && memcmp(C->re, m, n) == 0;
-            agree_on_message(i, m, n, C->decoded, canonical, what);
+            agree(i, true, m, n, C->decoded, canonical, what);
         } else {
             op_value sv;
             ar_reset(&C->scan);
