@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Dict, List, Tuple
 
 from . import names
-from .schema import Diagnostic, Enum, Pos, Record, Schema, TypeRef, Union  # noqa: F401
+from .schema import Diagnostic, Enum, Pos, Record, Schema, TypeRef, Union, decl_fields  # noqa: F401
 
 
 class _Names:
@@ -102,9 +102,8 @@ def check(s: Schema) -> List[Diagnostic]:
                 g.add(f"{P}entry_{mangle(t.elem)}", "entry:" + t.elem.spell(), what, t.pos)
 
     for d in s.order:
-        for r in (d.cases if isinstance(d, Union) else [d] if isinstance(d, Record) else []):
-            for f in r.fields:
-                container(f.type)
+        for f in decl_fields(d):
+            container(f.type)
 
     for o in s.optics:
         what = f"optic '{o.name}'"

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional
 
 from . import names
-from .schema import Enum, Record, Schema, TypeRef, Union
+from .schema import Enum, Record, Schema, TypeRef, Union, decl_fields
 
 TEMPLATES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "templates")
 
@@ -197,10 +197,8 @@ class Model:
             if id(d) in seen:
                 return
             seen.add(id(d))
-            rows = d.cases if isinstance(d, Union) else [d] if isinstance(d, Record) else []
-            for r in rows:
-                for f in r.fields:
-                    visit_type(f.type)
+            for f in decl_fields(d):
+                visit_type(f.type)
 
         visit(self.root)
         return seen
@@ -222,13 +220,12 @@ class Model:
             return t
 
         for d in sel.records:
-            for r in (d.cases if isinstance(d, Union) else [d]):
-                for f in r.fields:
-                    t = leaves(f.type)
-                    if t.kind == "scalar":
-                        sel.scalars.add(t.name)
-                    elif is_enum(t):
-                        sel.enum_values = True
+            for f in decl_fields(d):
+                t = leaves(f.type)
+                if t.kind == "scalar":
+                    sel.scalars.add(t.name)
+                elif is_enum(t):
+                    sel.enum_values = True
         return sel
 
     def _records_in_value_order(self) -> List[Record]:
@@ -240,11 +237,9 @@ class Model:
             if id(d) in done:
                 return
             done.add(id(d))
-            rows = d.cases if isinstance(d, Union) else [d]
-            for r in rows:
-                for f in r.fields:
-                    if f.type.kind == "named" and not isinstance(f.type.decl, Enum):
-                        visit(f.type.decl)
+            for f in decl_fields(d):
+                if f.type.kind == "named" and not isinstance(f.type.decl, Enum):
+                    visit(f.type.decl)
             out.append(d)
 
         for d in self.s.order:
@@ -262,10 +257,8 @@ class Model:
                 (lists if t.kind == "list" else maps).setdefault(mangle(t), t)
 
         for d in self.s.order:
-            rows = d.cases if isinstance(d, Union) else [d] if isinstance(d, Record) else []
-            for r in rows:
-                for f in r.fields:
-                    walk(f.type)
+            for f in decl_fields(d):
+                walk(f.type)
         return list(lists.values()), list(maps.values())
 
     # helpers for templates

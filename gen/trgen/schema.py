@@ -120,6 +120,13 @@ class Union:
 Decl = TUnion[Record, Enum, Union]
 
 
+def decl_fields(d):
+    """The fields a declaration holds: a record's, every case's of a union,
+    none for an enum."""
+    for r in d.cases if isinstance(d, Union) else [d] if isinstance(d, Record) else []:
+        yield from r.fields
+
+
 @dataclass
 class Step:
     """One step of an optic path: a field, a union case, an index, the tag."""
@@ -610,14 +617,12 @@ class _Checker:
         state: Dict[str, int] = {}
 
         def children(d):
-            rows = d.cases if isinstance(d, Union) else [d] if isinstance(d, Record) else []
-            for r in rows:
-                for f in r.fields:
-                    t = f.type
-                    while t.kind in ("list", "map"):
-                        t = t.elem
-                    if t.kind == "named" and not isinstance(t.decl, Enum):
-                        yield t
+            for f in decl_fields(d):
+                t = f.type
+                while t.kind in ("list", "map"):
+                    t = t.elem
+                if t.kind == "named" and not isinstance(t.decl, Enum):
+                    yield t
 
         def visit(d, trail):
             state[d.name] = 1
