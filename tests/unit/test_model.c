@@ -356,15 +356,18 @@ static void corrupted(const uint8_t *orig, size_t n, const char *what)
     tr_error v = S->validate(m, n, &C->scan);
     REQUIREF(same_error(e, v), "%s: decoder %s at %zu, validator %s at %zu", what,
              tr_error_name(e.code), e.offset, tr_error_name(v.code), v.offset);
+    /* Canonical when re-encoding gives these bytes back. */
+    bool canonical = false;
+    if (e.code == TR_E_OK) {
+        uint8_t *w = S->types[S->root].encode(C->re, C->re + BUF_BYTES, C->decoded);
+        canonical = w != NULL && (size_t)(w - C->re) == n && memcmp(C->re, m, n) == 0;
+    }
     /* Every optic runs (a scanner must stay inside the bytes, whatever they
      * hold: ASan watches); where the decoder accepts, they must agree. */
     for (int i = 0; i < S->noptics; i++) {
         if (!op_from_message(S, i))
             continue;
         if (e.code == TR_E_OK) {
-            /* Canonical when re-encoding gives these bytes back. */
-            uint8_t *w = S->types[S->root].encode(C->re, C->re + BUF_BYTES, C->decoded);
-            bool canonical = w != NULL && (size_t)(w - C->re) == n && memcmp(C->re, m, n) == 0;
             agree(i, true, m, n, C->decoded, canonical, what);
         } else {
             op_value sv;
