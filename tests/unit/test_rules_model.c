@@ -769,6 +769,26 @@ static node *gen_expr(rg_rng *rg, int depth)
     return n;
 }
 
+/* What both properties start from: the paths (and values read from the
+ * messages), their catalog, and the node pool; and its release. */
+static void build_all(void)
+{
+    build_paths();
+    build_catalog();
+    pool = calloc(MAX_NODES, sizeof *pool);
+    REQUIRE(pool != NULL);
+}
+
+static void free_all(void)
+{
+    free(pool);
+    free(P);
+    free(K.value);
+    free(K.all);
+    free(K.bools);
+    free(K.used);
+}
+
 /* ================================================= the direct evaluation ===== */
 
 typedef struct {
@@ -890,30 +910,14 @@ static int direct_decide(const rule *rs, int nrules, const void *root)
 enum { K_NONE, K_WORD, K_NUM, K_STR, K_OPEN, K_CLOSE, K_OP, K_HASPAREN };
 
 typedef struct {
-    char *buf;
-    size_t n, cap;
+    cu_buf out; /* the text so far */
     int open;
     int prev;
     bool no_nl;
     rg_rng *rg;
 } printer;
 
-static void put(printer *w, const char *s, size_t n)
-{
-    if (w->n + n + 1 > w->cap) {
-        size_t c = w->cap ? w->cap : 4096;
-        while (c < w->n + n + 1)
-            c *= 2;
-        w->buf = realloc(w->buf, c);
-        REQUIRE(w->buf != NULL);
-        w->cap = c;
-    }
-    memcpy(w->buf + w->n, s, n);
-    w->n += n;
-    w->buf[w->n] = '\0';
-}
-
-static void puts_(printer *w, const char *s) { put(w, s, strlen(s)); }
+static void puts_(printer *w, const char *s) { cu_put(&w->out, s, strlen(s)); }
 
 /* What goes between the previous token and one of kind next. */
 static void sep(printer *w, int next)
@@ -954,8 +958,8 @@ static void tok(printer *w, int kind, const char *s)
  * mix (and '/' sometimes as \/). */
 static void print_str(printer *w, const char *s, size_t n)
 {
-    printer t = {0};
-    put(&t, "\"", 1);
+    cu_buf t = {0};
+    cu_put(&t, "\"", 1);
     int mode = (int)rg_below(w->rg, 4);
     char b[16];
     for (size_t i = 0; i < n;) {
@@ -977,25 +981,25 @@ static void print_str(printer *w, const char *s, size_t n)
         }
         if (cp < 0x20 || esc || (x != NULL && mode == 3)) {
             if (x != NULL && !esc) {
-                put(&t, x, strlen(x));
+                cu_put(&t, x, strlen(x));
             } else if (cp >= 0x10000) {
                 unsigned v = cp - 0x10000;
                 snprintf(b, sizeof b, "\\u%04X\\u%04x", 0xD800 + (v >> 10), 0xDC00 + (v & 0x3FF));
-                put(&t, b, strlen(b));
+                cu_put(&t, b, strlen(b));
             } else {
                 snprintf(b, sizeof b, rg_below(w->rg, 2) ? "\\u%04x" : "\\u%04X", cp);
-                put(&t, b, strlen(b));
+                cu_put(&t, b, strlen(b));
             }
         } else if (x != NULL && (cp == '"' || cp == '\\')) {
-            put(&t, x, strlen(x));
+            cu_put(&t, x, strlen(x));
         } else {
-            put(&t, s + i, l);
+            cu_put(&t, s + i, l);
         }
         i += l;
     }
-    put(&t, "\"", 1);
-    tok(w, K_STR, t.buf);
-    free(t.buf);
+    cu_put(&t, "\"", 1);
+    tok(w, K_STR, t.p);
+    free(t.p);
 }
 
 static void print_lit(printer *w, const lit *l)
@@ -1181,7 +1185,7 @@ static void report(const ruleset *rs, int set, const msg *m, int index, bool val
 {
     fprintf(stderr, "\n==== rule set #%d, %s message #%d (%s, %zu bytes, size %d, layout %d): %s\n",
             set, valid ? "generated" : "invalid", index, m->what, m->n, m->size, m->layout, what);
-    fprintf(stderr, "---- rules:\n%s\n---- per rule, directly:", rs->w.buf);
+    fprintf(stderr, "---- rules:\n%s\n---- per rule, directly:", rs->w.out.p);
     if (m->root != NULL)
         for (int i = 0; i < rs->nrules; i++)
             fprintf(stderr, " [%d line %d %s: %s]", i, rs->rules[i].line,
@@ -1243,10 +1247,10 @@ static void check_set(const ruleset *rs, const ru_rules *r, int set, const msg *
 static void gen_ruleset(ruleset *rs, rg_rng *rg)
 {
     npool = 0;
-    free(rs->w.buf);
+    free(rs->w.out.p);
     memset(&rs->w, 0, sizeof rs->w);
     rs->w.rg = rg;
-    put(&rs->w, "", 0);
+    cu_put(&rs->w.out, "", 0);
     rs->nrules = 1 + (int)rg_below(rg, 4);
     between_rules(&rs->w);
     for (int i = 0; i < rs->nrules; i++) {
@@ -1257,13 +1261,13 @@ static void gen_ruleset(ruleset *rs, rg_rng *rg)
         rs->w.open = 0;
         if (rg_below(rg, 4) == 0)
             puts_(&rs->w, rg_below(rg, 2) ? "  " : "\t");
-        ru->line = lines_before(rs->w.buf, rs->w.n);
+        ru->line = lines_before(rs->w.out.p, rs->w.out.n);
         tok(&rs->w, K_WORD, ru->keep ? "keep" : "drop");
         print_node(&rs->w, ru->e, 0);
         REQUIRE(rs->w.open == 0);
         end_rule(&rs->w, i == rs->nrules - 1);
         if (i < rs->nrules - 1) {
-            if (rs->w.buf[rs->w.n - 1] != '\n')
+            if (rs->w.out.p[rs->w.out.n - 1] != '\n')
                 puts_(&rs->w, "\n");
             between_rules(&rs->w);
         }
@@ -1272,10 +1276,7 @@ static void gen_ruleset(ruleset *rs, rg_rng *rg)
 
 START_TEST(random_rules_agree_with_a_direct_evaluation)
 {
-    build_paths();
-    build_catalog();
-    pool = calloc(MAX_NODES, sizeof *pool);
-    REQUIRE(pool != NULL);
+    build_all();
     unsigned long seed = env_or("RULES_MODEL_SEED", 0x69737375653132ul);
     int nsets = (int)env_or("RULES_MODEL_SETS", 300);
     int nmsgs = (int)env_or("RULES_MODEL_MSGS", 100);
@@ -1289,18 +1290,18 @@ START_TEST(random_rules_agree_with_a_direct_evaluation)
         rg_seed(&rg, seed, (uint64_t)set);
         gen_ruleset(&rs, &rg);
         if (getenv("RULES_MODEL_PRINT") != NULL)
-            fprintf(stderr, "==== rule set #%d\n%s\n", set, rs.w.buf);
-        ru_rules *r = ru_parse(rs.w.buf, rs.w.n, NAME, S, err, sizeof err);
+            fprintf(stderr, "==== rule set #%d\n%s\n", set, rs.w.out.p);
+        ru_rules *r = ru_parse(rs.w.out.p, rs.w.out.n, NAME, S, err, sizeof err);
         if (r == NULL)
             fprintf(stderr, "\n==== rule set #%d does not load: %s\n---- rules:\n%s\n", set, err,
-                    rs.w.buf);
+                    rs.w.out.p);
         REQUIREF(r != NULL, "rule set #%d does not load: %s", set, err);
         REQUIREF(ru_count(r) == rs.nrules, "rule set #%d: %d rules loaded, %d written", set,
                  ru_count(r), rs.nrules);
         for (int i = 0; i < rs.nrules; i++) {
             REQUIREF(ru_rule_keeps(r, i) == rs.rules[i].keep, "rule set #%d rule %d: keep differs", set, i);
             REQUIREF(ru_rule_line(r, i) == rs.rules[i].line, "rule set #%d rule %d: line %d, written at %d\n%s",
-                     set, i, ru_rule_line(r, i), rs.rules[i].line, rs.w.buf);
+                     set, i, ru_rule_line(r, i), rs.rules[i].line, rs.w.out.p);
         }
         for (int j = 0; j < nmsgs; j++) {
             int k = (int)rg_below(&rg, (uint64_t)C->nvalid);
@@ -1329,21 +1330,12 @@ START_TEST(random_rules_agree_with_a_direct_evaluation)
         REQUIREF(unused == 0, "%d paths were used by no rule", unused);
         REQUIREF(verdicts[0] > 0 && verdicts[1] > 0, "every verdict was the same");
     }
-    free(rs.w.buf);
-    free(pool);
-    free(P);
-    free(K.value);
-    free(K.all);
-    free(K.bools);
-    free(K.used);
+    free(rs.w.out.p);
+    free_all();
 }
 END_TEST
 
 /* ================================================= rules that must not load ===== */
-
-typedef struct {
-    char text[512];
-} bad_t;
 
 /* A path for which ok holds, picked at random; -1 when none. */
 static int pick_path(rg_rng *rg, bool (*ok)(const path_t *))
@@ -1495,10 +1487,7 @@ static bool gen_bad(rg_rng *rg, char *out, size_t cap, int kind)
 
 START_TEST(type_incorrect_rules_fail_to_load)
 {
-    build_paths();
-    build_catalog();
-    pool = calloc(MAX_NODES, sizeof *pool);
-    REQUIRE(pool != NULL);
+    build_all();
     unsigned long seed = env_or("RULES_MODEL_SEED", 0x69737375653132ul) ^ 0xbad;
     int nsets = (int)env_or("RULES_MODEL_SETS", 300);
     int kinds_seen[12] = {0};
@@ -1515,7 +1504,7 @@ START_TEST(type_incorrect_rules_fail_to_load)
         kinds_seen[kind]++;
         printer w = {0};
         w.rg = &rg;
-        put(&w, "", 0);
+        cu_put(&w.out, "", 0);
         int nrules = 1 + (int)rg_below(&rg, 3), at = (int)rg_below(&rg, (uint64_t)nrules);
         size_t bad_at = 0, bad_end = 0;
         for (int i = 0; i < nrules; i++) {
@@ -1542,24 +1531,24 @@ START_TEST(type_incorrect_rules_fail_to_load)
                     tok(&w, K_OPEN, "(");
                 }
                 puts_(&w, " ");
-                bad_at = w.n;
+                bad_at = w.out.n;
                 puts_(&w, bad);
-                bad_end = w.n;
+                bad_end = w.out.n;
                 w.prev = K_CLOSE;
                 if (form >= 2)
                     tok(&w, K_CLOSE, ")");
                 w.open = 0;
             }
             end_rule(&w, i == nrules - 1);
-            if (i < nrules - 1 && w.buf[w.n - 1] != '\n')
+            if (i < nrules - 1 && w.out.p[w.out.n - 1] != '\n')
                 puts_(&w, "\n");
         }
         int line, c0, c1, l1;
-        line_col(w.buf, bad_at, &line, &c0);
-        line_col(w.buf, bad_end, &l1, &c1);
-        ru_rules *r = ru_parse(w.buf, w.n, NAME, S, err, sizeof err);
+        line_col(w.out.p, bad_at, &line, &c0);
+        line_col(w.out.p, bad_end, &l1, &c1);
+        ru_rules *r = ru_parse(w.out.p, w.out.n, NAME, S, err, sizeof err);
         if (r != NULL)
-            fprintf(stderr, "\n==== bad rule set #%d loaded:\n%s\n", set, w.buf);
+            fprintf(stderr, "\n==== bad rule set #%d loaded:\n%s\n", set, w.out.p);
         REQUIREF(r == NULL, "bad rule set #%d (kind %d) loaded: %s", set, kind, bad);
         int el = 0, ec = 0, used = 0;
         char prefix[64];
@@ -1569,23 +1558,18 @@ START_TEST(type_incorrect_rules_fail_to_load)
                     err[strlen(prefix) + (size_t)used] != '\0';
         if (!form || el != line || ec < c0 || ec > c1)
             fprintf(stderr, "\n==== bad rule set #%d (kind %d): %s\nwant line %d, column %d..%d\n%s\n",
-                    set, kind, err, line, c0, c1, w.buf);
+                    set, kind, err, line, c0, c1, w.out.p);
         REQUIREF(form, "bad rule set #%d: the error does not start with %s:LINE:COL: %s", set,
                  NAME, err);
         REQUIREF(el == line && ec >= c0 && ec <= c1,
                  "bad rule set #%d: error at %d:%d, the bad part '%s' is at line %d columns %d..%d: %s",
                  set, el, ec, bad, line, c0, c1, err);
-        free(w.buf);
+        free(w.out.p);
     }
     for (int k = 0; k < 12; k++)
         if (kinds_seen[k] == 0 && nsets >= 100)
             fprintf(stderr, "note: no bad rule of kind %d (the schema has nothing it needs)\n", k);
-    free(pool);
-    free(P);
-    free(K.value);
-    free(K.all);
-    free(K.bools);
-    free(K.used);
+    free_all();
 }
 END_TEST
 
