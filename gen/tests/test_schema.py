@@ -294,13 +294,18 @@ class RealSchema(unittest.TestCase):
 F = "t.schema"
 
 
+def schema_errors(test, text):
+    """What parse reports for text, as one string; test fails if it parses."""
+    with test.assertRaises(SchemaError) as cm:
+        parse(text, F)
+    return str(cm.exception)
+
+
 class Checks(unittest.TestCase):
     maxDiff = None
 
     def errors(self, text):
-        with self.assertRaises(SchemaError) as cm:
-            parse(text, F)
-        return str(cm.exception)
+        return schema_errors(self, text)
 
     def assertError(self, text, *want):
         self.assertEqual(self.errors(text), "\n".join(want))
@@ -640,9 +645,7 @@ class MapSteps(unittest.TestCase):
         return parse(lines(*self.BASE, *optics), F)
 
     def errors(self, *optics):
-        with self.assertRaises(SchemaError) as cm:
-            self.parse(*optics)
-        return str(cm.exception)
+        return schema_errors(self, lines(*self.BASE, *optics))
 
     def steps(self, o):
         return [(st.kind, st.key if st.kind == "key" else st.index if st.kind == "index"
@@ -728,10 +731,11 @@ class MapSteps(unittest.TestCase):
     def test_tag_is_json_too(self):
         s = parse(lines("root A", "record A { u: U }", r'union U tag "t\u00e9\"" { B { x: i32 } }'), F)
         self.assertEqual(s.decls["U"].tag, 't\u00e9"')
-        with self.assertRaises(SchemaError) as cm:
-            parse(lines("root A", "record A { u: U }", r'union U tag "t\q" { B { x: i32 } }'), F)
-        self.assertEqual(str(cm.exception), "t.schema:3:15: error: invalid escape '\\q' in a "
-                         "string (JSON has \\\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX)")
+        self.assertEqual(
+            schema_errors(self, lines("root A", "record A { u: U }",
+                                      r'union U tag "t\q" { B { x: i32 } }')),
+            "t.schema:3:15: error: invalid escape '\\q' in a "
+            "string (JSON has \\\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX)")
 
 
 class CNames(unittest.TestCase):
@@ -741,9 +745,7 @@ class CNames(unittest.TestCase):
     maxDiff = None
 
     def errors(self, *ls):
-        with self.assertRaises(SchemaError) as cm:
-            parse(lines(*ls), F)
-        return str(cm.exception)
+        return schema_errors(self, lines(*ls))
 
     def test_root_field_constants(self):
         self.assertEqual(self.errors("root A", "record A { errorRate: f64  error_rate: f64 }"),
@@ -799,9 +801,7 @@ class OpticShapes(unittest.TestCase):
     maxDiff = None
 
     def errors(self, *ls):
-        with self.assertRaises(SchemaError) as cm:
-            parse(lines(*ls), F)
-        return str(cm.exception)
+        return schema_errors(self, lines(*ls))
 
     def test_lower_case_type_starts_a_path(self):
         s = parse(lines("root issue", "record issue { labels: list<string> }",
@@ -843,9 +843,7 @@ class EnumCollision(unittest.TestCase):
     maxDiff = None
 
     def errors(self, text):
-        with self.assertRaises(SchemaError) as cm:
-            parse(text, F)
-        return str(cm.exception)
+        return schema_errors(self, text)
 
     def test_enum_cases_collide(self):
         self.assertEqual(
