@@ -5,7 +5,8 @@
  *    given nothing) is MODEL.md's demo policy: its verdicts equal that
  *    policy written out in C over the decoded Issue, by case names;
  *  - the JSON policy form means the rules it stands for: each JSON file
- *    judges every message as a hand-written rules text does;
+ *    judges every message as a hand-written rules text does (escaped keys
+ *    too, and minVotes across its range, issue 16);
  *  - the JSON form's errors, each exact, naming the file, line and column;
  *  - loading a JSON file, --where, and rd_policy's choice.
  *
@@ -90,7 +91,8 @@ static const tr_Issue *base_issue(iss_gen *g, const char *kind)
     return NULL;
 }
 
-static const int32_t edited_votes[] = {0, 1, 7, 129, 130, 131, INT32_MAX - 1, INT32_MAX};
+/* Around each minVotes the tests give (0, 7, 130, 2147483647). */
+static const int32_t edited_votes[] = {0, 1, 6, 7, 8, 129, 130, 131, INT32_MAX - 1, INT32_MAX};
 
 /* The edited issues: every combination of the values the policies read. */
 static void each_edited(msg_fn fn, void *ctx)
@@ -110,6 +112,11 @@ static void each_edited(msg_fn fn, void *ctx)
     v.detail.u.Bug.trace.frames.items = frames;
     v.detail.u.Bug.trace.frames.count = 0; /* no first frame: module misses */
     encoded(&v, fn, ctx);
+    v.detail.u.Bug.trace.frames.count = 1; /* one frame, of every module */
+    for (int m0 = 0; m0 < TR_MODULE_COUNT; m0++) {
+        frames[0].module = (tr_Module)m0;
+        encoded(&v, fn, ctx);
+    }
     v.detail.u.Bug.trace.frames.count = 2;
     for (int m0 = 0; m0 < TR_MODULE_COUNT; m0++)
         for (int m1 = 0; m1 < TR_MODULE_COUNT; m1++) { /* only the first frame counts */
@@ -349,8 +356,9 @@ static char *read_text(const char *path)
 }
 
 /* json (a JSON policy) judges every message as rules (a rules text) does;
- * kind: a kind whose verdicts must vary under it (NULL: none). */
-static void json_means(const char *json, const char *rules, const char *kind)
+ * kind: a kind whose verdicts must vary under it (NULL: none). Returns the
+ * counts by kind. */
+static same_ctx json_means(const char *json, const char *rules, const char *kind)
 {
     po_policy j, r;
     char err[512] = "";
@@ -364,6 +372,7 @@ static void json_means(const char *json, const char *rules, const char *kind)
         varied(&c, kind);
     po_free(&j);
     po_free(&r);
+    return c;
 }
 
 /* MODEL.md's JSON policy, and the empty one (every key defaults to it),
@@ -423,6 +432,83 @@ START_TEST(json_keys_mean_their_rules)
         }
     strcat(modules, "]}");
     json_means(modules, rules, "Bug");
+}
+END_TEST
+
+static int kind_index(const char *name) { return tr_Detail_from(name, strlen(name)); }
+
+/* Keys compare unescaped (issue 16): an escaped key is the key it spells,
+ * and a repeat of it is seen. */
+START_TEST(json_keys_compare_unescaped)
+{
+    /* urgent [Sev3], no tiers (no incident kept), minVotes 7 */
+    same_ctx c = json_means("{\"\\u0075rgent\":[\"Sev3\"],\"min\\u0056otes\":7,\"\\u0074iers\":[]}",
+                            "keep kind == Incident && severity == Sev3 && false\n"
+                            "keep kind == Bug && module == Payments\n"
+                            "keep kind == Request && plan in [Business, Enterprise] && votes.count >= 7\n",
+                            NULL);
+    ck_assert_int_eq(c.kept[kind_index("Incident")], 0);
+    ck_assert_int_gt(c.kept[kind_index("Request")], 0);
+    c = json_means("{\"\\u0075rgent\":[\"Sev3\"]}",
+                   "keep kind == Incident && severity == Sev3 && tier == Critical\n"
+                   "keep kind == Bug && module == Payments\n"
+                   "keep kind == Request && plan in [Business, Enterprise] && votes.count >= 130\n",
+                   NULL);
+    ck_assert_int_gt(c.kept[kind_index("Incident")], 0);
+    po_policy p;
+    char err[256] = "";
+    /* the same key twice, once escaped */
+    ck_assert(!parse("{\"urgent\":[\"Sev1\"],\"\\u0075rgent\":[\"Sev2\"]}", &p, err, sizeof err));
+    ck_assert_str_eq(err, "p.json:1:20: key 'urgent' appears twice");
+    /* an unknown key is still unknown escaped; the message shows it as written */
+    ck_assert(!parse("{\"\\u0075rgen\":[]}", &p, err, sizeof err));
+    ck_assert_str_eq(err,
+                     "p.json:1:2: unknown key '\\u0075rgen' (known: urgent, tiers, modules, plans, minVotes)");
+    /* a long escaped key names nothing */
+    ck_assert(!parse("{\"\\u0075\\u0075\\u0075\\u0075\\u0075\\u0075\\u0075\\u0075\\u0075\\u0075\\u0075\\u0075\":[]}",
+                     &p, err, sizeof err));
+    ck_assert_msg(strstr(err, "p.json:1:2: unknown key '\\u0075\\u0075") == err, "%s", err);
+}
+END_TEST
+
+/* minVotes is from 0 to 2147483647 (issue 16: -1 was taken, and every
+ * Request passed the votes rule). */
+START_TEST(json_min_votes_range)
+{
+    po_policy p;
+    char err[256] = "";
+    static const struct {
+        const char *text;
+        int64_t want; /* -1: an error */
+    } cases[] = {
+        {"{\"minVotes\":0}", 0},
+        {"{\"minVotes\":2147483647}", 2147483647},
+        {"{\"minVotes\":-1}", -1},
+        {"{\"minVotes\":-0}", 0},
+        {"{\"minVotes\":-130}", -1},
+        {"{\"minVotes\":2147483648}", -1},
+        {"{\"minVotes\":-9223372036854775808}", -1},
+        {"{\"minVotes\":99999999999999999999}", -1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        if (cases[i].want >= 0) {
+            char rules[512];
+            snprintf(rules, sizeof rules,
+                     "keep kind == Incident && severity in [Sev1, Sev2] && tier == Critical\n"
+                     "keep kind == Bug && module == Payments\n"
+                     "keep kind == Request && plan in [Business, Enterprise] && votes.count >= %lld\n",
+                     (long long)cases[i].want);
+            same_ctx c = json_means(cases[i].text, rules, NULL);
+            ck_assert_int_gt(c.kept[kind_index("Request")], 0);
+        } else {
+            ck_assert_msg(!parse(cases[i].text, &p, err, sizeof err), "accepted %s", cases[i].text);
+            ck_assert_msg(strstr(err, "p.json:1:13: 'minVotes' must be") == err, "%s", err);
+        }
+    }
+    ck_assert(!parse("{\"minVotes\":-1}", &p, err, sizeof err));
+    ck_assert_str_eq(err, "p.json:1:13: 'minVotes' must be from 0 to 2147483647, not -1");
+    ck_assert(!parse("{\"minVotes\":-9223372036854775808}", &p, err, sizeof err));
+    ck_assert_str_eq(err, "p.json:1:13: 'minVotes' must be from 0 to 2147483647, not -9223372036854775808");
 }
 END_TEST
 
@@ -629,6 +715,8 @@ int main(void)
     tcase_add_test(tc, default_reads_lazily);
     tcase_add_test(tc, json_default_means_default_rules);
     tcase_add_test(tc, json_keys_mean_their_rules);
+    tcase_add_test(tc, json_keys_compare_unescaped);
+    tcase_add_test(tc, json_min_votes_range);
     tcase_add_test(tc, json_errors);
     tcase_add_test(tc, load_file);
     tcase_add_test(tc, where);

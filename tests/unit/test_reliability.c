@@ -1,8 +1,10 @@
 /* test_reliability.c: issue 16. No input costs more than linear time (the
  * duplicate-key check's hash, rd_dup_key, under keys built to collide), and
- * the policy file's rules (keys compared unescaped, minVotes in range, a
- * directory named as one). The command-line half (lost output, options out
- * of range, run's memory, the verify levels) is tests/e2e/reliability.sh. */
+ * a policy path that is a directory is named as one. The policy file's
+ * other rules (keys compared unescaped, minVotes in range) are
+ * test_policy.c's, which holds the JSON form to the rules it means. The
+ * command-line half (lost output, options out of range, run's memory, the
+ * verify levels) is tests/e2e/reliability.sh. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -248,205 +250,6 @@ END_TEST
 
 /* ---- the policy file */
 
-static bool parse(const char *text, po_policy *p, char *err, size_t errlen)
-{
-    return po_parse(text, strlen(text), "p.json", &tr_schema, p, err, errlen);
-}
-
-static bool named(js_str s, const char *name)
-{
-    return s.n == strlen(name) && memcmp(s.p, name, s.n) == 0;
-}
-
-/* A generated issue of kind `kind` (by name); a Bug has a stack frame. */
-static const tr_Issue *base_issue(iss_gen *g, const char *kind)
-{
-    for (uint64_t i = 0; i < 1000; i++) {
-        const tr_Issue *is = iss_gen_issue(g, 5, i);
-        REQUIRE(is != NULL);
-        if (named(tr_Detail_names[is->detail.kind], kind) &&
-            (strcmp(kind, "Bug") != 0 || is->detail.u.Bug.trace.frames.count >= 1))
-            return is;
-    }
-    ck_abort_msg("no generated %s", kind);
-    return NULL;
-}
-
-typedef struct {
-    const po_policy *a, *b;
-    rd_reader *rd;
-    ar_arena arena;
-    uint8_t *buf;
-    int kept[TR_DETAIL_COUNT], seen[TR_DETAIL_COUNT];
-} meaning;
-
-/* v, encoded in both layouts: a's verdict equals b's, by the decode reader
- * and the optics reader (verify off and schema) alike. */
-static void same_on(meaning *m, const tr_Issue *v)
-{
-    for (int first = 0; first < 2; first++) {
-        uint8_t *end = tr_encode_Issue_first(m->buf, m->buf + ISS_MAX_MESSAGE, v,
-                                             first ? tr_schema.first_field : -1);
-        REQUIRE(end != NULL);
-        tr_message msg = {m->buf, (size_t)(end - m->buf)};
-        tr_Issue is;
-        ar_reset(&m->arena);
-        REQUIRE(tr_decode_Issue(msg.p, msg.n, &m->arena, &is).code == TR_E_OK);
-        bool want = false;
-        for (int pass = 0; pass < 6; pass++) {
-            const po_policy *pol = pass % 2 ? m->b : m->a;
-            if (pass < 2)
-                rd_decoded(m->rd, &is);
-            else
-                REQUIRE(rd_message(m->rd, pass < 4 ? VF_OFF : VF_SCHEMA, msg));
-            int kind;
-            bool keep = po_judge(pol, &m->rd->ru, &kind);
-            const op_optic *ko = &tr_schema.optics[tr_schema.kind];
-            REQUIRE(kind >= 0 && kind < ko->ncases &&
-                    named(ko->cases[kind], tr_Detail_names[is.detail.kind].p));
-            if (pass == 0)
-                want = keep;
-            REQUIREF(keep == want, "%s: pass %d: %d, want %d", tr_Detail_names[is.detail.kind].p,
-                     pass, keep, want);
-        }
-        m->kept[is.detail.kind] += want;
-        m->seen[is.detail.kind]++;
-    }
-}
-
-/* The JSON policy a judges as the rules text does, on issues edited to
- * every value the JSON form reads (vote counts around min_votes and at the
- * ends of the range); how many of each kind it keeps goes into kept. */
-static void means(const po_policy *a, const char *rules, int64_t min_votes,
-                  int kept[TR_DETAIL_COUNT])
-{
-    po_policy b;
-    char err[512] = "";
-    REQUIREF(po_rules(rules, strlen(rules), "r.rules", &tr_schema, &b, err, sizeof err), "%s", err);
-    meaning m = {.a = a, .b = &b, .rd = rd_new(), .buf = malloc(ISS_MAX_MESSAGE)};
-    uint8_t *mem = malloc(RD_DECODE_ARENA);
-    REQUIRE(m.rd != NULL && m.buf != NULL && mem != NULL);
-    ar_init(&m.arena, mem, RD_DECODE_ARENA);
-    iss_gen *g = iss_gen_new(2);
-    REQUIRE(g != NULL);
-    tr_Issue v = *base_issue(g, "Incident");
-    for (int s = 0; s < TR_SEVERITY_COUNT; s++)
-        for (int t = 0; t < TR_TIER_COUNT; t++) {
-            v.detail.u.Incident.severity = (tr_Severity)s;
-            v.detail.u.Incident.impact.service.tier = (tr_Tier)t;
-            same_on(&m, &v);
-        }
-    v = *base_issue(g, "Bug");
-    tr_Frame frame = v.detail.u.Bug.trace.frames.items[0];
-    v.detail.u.Bug.trace.frames.items = &frame;
-    v.detail.u.Bug.trace.frames.count = 0;
-    same_on(&m, &v);
-    v.detail.u.Bug.trace.frames.count = 1;
-    for (int mo = 0; mo < TR_MODULE_COUNT; mo++) {
-        frame.module = (tr_Module)mo;
-        same_on(&m, &v);
-    }
-    v = *base_issue(g, "Request");
-    const int64_t votes[] = {0, 1, min_votes - 1, min_votes, min_votes + 1, INT32_MAX - 1, INT32_MAX};
-    for (int p = 0; p < TR_PLAN_COUNT; p++)
-        for (size_t k = 0; k < sizeof votes / sizeof *votes; k++)
-            if (votes[k] >= 0 && votes[k] <= INT32_MAX) {
-                v.detail.u.Request.requester.contract.plan = (tr_Plan)p;
-                v.detail.u.Request.votes.count = (int32_t)votes[k];
-                same_on(&m, &v);
-            }
-    memcpy(kept, m.kept, sizeof m.kept);
-    iss_gen_free(g);
-    rd_free(m.rd);
-    free(m.buf);
-    free(mem);
-    po_free(&b);
-}
-
-static int kind_index(const char *name) { return tr_Detail_from(name, strlen(name)); }
-
-START_TEST(policy_keys_compare_unescaped)
-{
-    po_policy p;
-    char err[256] = "";
-    ck_assert_msg(parse("{\"\\u0075rgent\":[\"Sev3\"],\"min\\u0056otes\":7,\"\\u0074iers\":[]}", &p, err,
-                        sizeof err),
-                  "%s", err);
-    /* urgent [Sev3], no tiers (no incident kept), minVotes 7 */
-    int kept[TR_DETAIL_COUNT];
-    means(&p,
-          "keep kind == Incident && severity == Sev3 && false\n"
-          "keep kind == Bug && module == Payments\n"
-          "keep kind == Request && plan in [Business, Enterprise] && votes.count >= 7\n",
-          7, kept);
-    ck_assert_int_eq(kept[kind_index("Incident")], 0);
-    ck_assert_int_gt(kept[kind_index("Request")], 0);
-    po_free(&p);
-    ck_assert_msg(parse("{\"\\u0075rgent\":[\"Sev3\"]}", &p, err, sizeof err), "%s", err);
-    means(&p,
-          "keep kind == Incident && severity == Sev3 && tier == Critical\n"
-          "keep kind == Bug && module == Payments\n"
-          "keep kind == Request && plan in [Business, Enterprise] && votes.count >= 130\n",
-          130, kept);
-    ck_assert_int_gt(kept[kind_index("Incident")], 0);
-    po_free(&p);
-    /* the same key twice, once escaped */
-    ck_assert(!parse("{\"urgent\":[\"Sev1\"],\"\\u0075rgent\":[\"Sev2\"]}", &p, err, sizeof err));
-    ck_assert_str_eq(err, "p.json:1:20: key 'urgent' appears twice");
-    /* an unknown key is still unknown escaped; the message shows it as written */
-    ck_assert(!parse("{\"\\u0075rgen\":[]}", &p, err, sizeof err));
-    ck_assert_str_eq(err,
-                     "p.json:1:2: unknown key '\\u0075rgen' (known: urgent, tiers, modules, plans, minVotes)");
-    /* a long escaped key names nothing */
-    ck_assert(!parse("{\"\\u0075\\u0075\\u0075\\u0075\\u0075\\u0075\\u0075\\u0075\\u0075\\u0075\\u0075\\u0075\":[]}",
-                     &p, err, sizeof err));
-    ck_assert_msg(strstr(err, "p.json:1:2: unknown key '\\u0075\\u0075") == err, "%s", err);
-}
-END_TEST
-
-START_TEST(policy_min_votes_range)
-{
-    po_policy p;
-    char err[256] = "";
-    static const struct {
-        const char *text;
-        int64_t want; /* -1: an error */
-    } cases[] = {
-        {"{\"minVotes\":0}", 0},
-        {"{\"minVotes\":2147483647}", 2147483647},
-        {"{\"minVotes\":-1}", -1},
-        {"{\"minVotes\":-0}", 0},
-        {"{\"minVotes\":-130}", -1},
-        {"{\"minVotes\":2147483648}", -1},
-        {"{\"minVotes\":-9223372036854775808}", -1},
-        {"{\"minVotes\":99999999999999999999}", -1},
-    };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        bool ok = parse(cases[i].text, &p, err, sizeof err);
-        if (cases[i].want >= 0) {
-            ck_assert_msg(ok, "%s: %s", cases[i].text, err);
-            char rules[512];
-            snprintf(rules, sizeof rules,
-                     "keep kind == Incident && severity in [Sev1, Sev2] && tier == Critical\n"
-                     "keep kind == Bug && module == Payments\n"
-                     "keep kind == Request && plan in [Business, Enterprise] && votes.count >= %lld\n",
-                     (long long)cases[i].want);
-            int kept[TR_DETAIL_COUNT];
-            means(&p, rules, cases[i].want, kept);
-            ck_assert_int_gt(kept[kind_index("Request")], 0);
-            po_free(&p);
-        } else {
-            ck_assert_msg(!ok, "accepted %s", cases[i].text);
-            ck_assert_msg(strstr(err, "p.json:1:13: 'minVotes' must be") == err, "%s", err);
-        }
-    }
-    ck_assert(!parse("{\"minVotes\":-1}", &p, err, sizeof err));
-    ck_assert_str_eq(err, "p.json:1:13: 'minVotes' must be from 0 to 2147483647, not -1");
-    ck_assert(!parse("{\"minVotes\":-9223372036854775808}", &p, err, sizeof err));
-    ck_assert_str_eq(err, "p.json:1:13: 'minVotes' must be from 0 to 2147483647, not -9223372036854775808");
-}
-END_TEST
-
 START_TEST(policy_path_is_a_directory)
 {
     char dir[] = "/tmp/test_reliability_XXXXXX";
@@ -479,8 +282,6 @@ int main(void)
     tcase_add_test(tc, flood_costs_what_random_keys_cost);
     suite_add_tcase(s, tc);
     tc = tcase_create("policy");
-    tcase_add_test(tc, policy_keys_compare_unescaped);
-    tcase_add_test(tc, policy_min_votes_range);
     tcase_add_test(tc, policy_path_is_a_directory);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
