@@ -181,16 +181,25 @@ static bool verdict(const po_policy *pol, const tr_Issue *is, tr_message m)
     return keep;
 }
 
+/* An urgent incident (the --where test's expression, and MODEL.md's
+ * policy for incidents), written out. */
+static bool urgent_incident(const tr_Issue *is)
+{
+    const tr_Detail *d = &is->detail;
+    if (!named(tr_Detail_names[d->kind], "Incident"))
+        return false;
+    js_str sev = tr_Severity_names[d->u.Incident.severity];
+    return (named(sev, "Sev1") || named(sev, "Sev2")) &&
+           named(tr_Tier_names[d->u.Incident.impact.service.tier], "Critical");
+}
+
 /* MODEL.md's demo policy, written out over the decoded Issue. */
 static bool model_md(const tr_Issue *is)
 {
     const tr_Detail *d = &is->detail;
     js_str kind = tr_Detail_names[d->kind];
-    if (named(kind, "Incident")) {
-        js_str sev = tr_Severity_names[d->u.Incident.severity];
-        return (named(sev, "Sev1") || named(sev, "Sev2")) &&
-               named(tr_Tier_names[d->u.Incident.impact.service.tier], "Critical");
-    }
+    if (named(kind, "Incident"))
+        return urgent_incident(is);
     if (named(kind, "Bug")) {
         const tr_list_Frame *f = &d->u.Bug.trace.frames;
         return f->count > 0 && named(tr_Module_names[f->items[0].module], "Payments");
@@ -201,17 +210,6 @@ static bool model_md(const tr_Issue *is)
                d->u.Request.votes.count >= 130;
     }
     return false;
-}
-
-/* The --where test's expression, written out. */
-static bool urgent_incident(const tr_Issue *is)
-{
-    const tr_Detail *d = &is->detail;
-    if (!named(tr_Detail_names[d->kind], "Incident"))
-        return false;
-    js_str sev = tr_Severity_names[d->u.Incident.severity];
-    return (named(sev, "Sev1") || named(sev, "Sev2")) &&
-           named(tr_Tier_names[d->u.Incident.impact.service.tier], "Critical");
 }
 
 /* A policy held to an oracle (a C function, or another policy), counting
