@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "frames.h"
 #include "issues.h"
 #include "tr_model.h"
 
@@ -99,7 +100,7 @@ static bool fl_keys(char *keys, size_t n, bool colliding, uint64_t seed)
     return true;
 }
 
-/* A frame (5-byte header, then the JSON) holding generated Issue (seed, 0) of
+/* A frame (FR_HEADER_LEN bytes of header, then the JSON) holding generated Issue (seed, 0) of
  * size 3 whose tags map has n entries with the keys of fl_keys and the value
  * "v". Returns a malloc'd frame (*len bytes), NULL when out of memory or
  * over the frame limit. */
@@ -108,7 +109,7 @@ static uint8_t *fl_message(size_t n, bool colliding, uint64_t seed, size_t *len)
     iss_gen *g = iss_gen_new(3);
     char *keys = malloc(n * FL_KEY + 1);
     tr_entry_string *items = malloc((n + 1) * sizeof *items);
-    uint8_t *frame = malloc(5 + (size_t)ISS_MAX_MESSAGE);
+    uint8_t *frame = malloc(FR_HEADER_LEN + (size_t)ISS_MAX_MESSAGE);
     uint8_t *out = NULL;
     if (g != NULL && keys != NULL && items != NULL && frame != NULL &&
         fl_keys(keys, n, colliding, seed)) {
@@ -119,15 +120,12 @@ static uint8_t *fl_message(size_t n, bool colliding, uint64_t seed, size_t *len)
         }
         is.tags.items = items;
         is.tags.count = n;
-        uint8_t *w = tr_encode_Issue(frame + 5, frame + 5 + ISS_MAX_MESSAGE, &is);
+        uint8_t *msg = frame + FR_HEADER_LEN;
+        uint8_t *w = tr_encode_Issue(msg, msg + ISS_MAX_MESSAGE, &is);
         if (w != NULL) {
-            size_t m = (size_t)(w - (frame + 5));
-            frame[0] = 0;
-            frame[1] = (uint8_t)(m >> 24);
-            frame[2] = (uint8_t)(m >> 16);
-            frame[3] = (uint8_t)(m >> 8);
-            frame[4] = (uint8_t)m;
-            *len = m + 5;
+            size_t m = (size_t)(w - msg);
+            fr_put_header(frame, false, (uint32_t)m);
+            *len = FR_HEADER_LEN + m;
             out = frame;
             frame = NULL;
         }
