@@ -136,11 +136,8 @@ $(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJ) $(wildcard tests/unit/*.h)
 # The suite that holds for any schema links the runtime and the generated
 # code alone, so it builds for schemas the demo cannot run on.
 MODEL_OBJ := $(RUNTIME_OBJ) $(GEN_OBJ)
-$(BUILD)/tests/test_model: tests/unit/test_model.c $(MODEL_OBJ) tests/unit/check_util.h
-	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -Itests/unit $< $(MODEL_OBJ) -o $@ $(LDFLAGS) $(CHECK_LIBS) $(LDLIBS)
-
-$(BUILD)/tests/test_rules_model: tests/unit/test_rules_model.c $(MODEL_OBJ) tests/unit/check_util.h
+MODEL_TESTS := $(BUILD)/tests/test_model $(BUILD)/tests/test_rules_model
+$(MODEL_TESTS): $(BUILD)/tests/%: tests/unit/%.c $(MODEL_OBJ) tests/unit/check_util.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -Itests/unit $< $(MODEL_OBJ) -o $@ $(LDFLAGS) $(CHECK_LIBS) $(LDLIBS)
 
@@ -186,14 +183,13 @@ test-models:
 	  $(MAKE) --no-print-directory SCHEMA=$$m BUILD=build/models/$$n \
 	    FUZZ_DIR=build/models/$$n/fuzz model-check; done
 
-model-check: $(BUILD)/tests/test_model $(BUILD)/tests/test_rules_model
-	$(BUILD)/tests/test_model
-	$(BUILD)/tests/test_rules_model
+model-check: $(MODEL_TESTS)
+	@set -e; for t in $(MODEL_TESTS); do $$t; done
 	$(MAKE) --no-print-directory BUILD=$(FUZZ_DIR) OPT=-O1 CC=$(FUZZ_CC) SANFLAGS="$(FUZZ_SAN)" \
-	  model-fuzz-bins
+	  MODEL_ONLY=1 model-fuzz-bins
 	rm -rf $(FUZZ_DIR)/seeds
 	ASAN_OPTIONS=detect_leaks=0 $(FUZZ_DIR)/bin/seeds $(FUZZ_DIR)/seeds
-	$(MAKE) -k --no-print-directory FUZZ_PREFIX=fuzzm_ $(MODEL_FUZZ:%=fuzz-smoke-%)
+	$(MAKE) -k --no-print-directory $(MODEL_FUZZ:%=fuzz-smoke-%)
 
 # ---- fuzzing (tests/fuzz): one libFuzzer binary per harness of
 # tests/fuzz/harness.h, built with clang from the same sources as everything
@@ -209,7 +205,6 @@ model-check: $(BUILD)/tests/test_model $(BUILD)/tests/test_rules_model
 #                                "-fork=2 -ignore_crashes=1" to go on past a finding
 FUZZ_CC ?= clang
 FUZZ_DIR ?= build/fuzz
-FUZZ_PREFIX ?= fuzz_
 FUZZ_SECONDS ?= 60
 FUZZ_SMOKE_RUNS ?= 3000
 FUZZ_MAX_LEN ?= 16384
@@ -233,20 +228,19 @@ $(BUILD)/tests/test_verify: tests/fuzz/harness.h tests/fuzz/model.h
 # Inside the clang sub-make (BUILD=build/fuzz).
 fuzz-bins: $(BUILD)/bin/mkcorpus $(BUILD)/bin/seeds $(FUZZ_NAMES:%=$(BUILD)/bin/fuzz_%)
 
-# The same for a schema the demo does not run on: model.h's harnesses alone.
-model-fuzz-bins: $(BUILD)/bin/seeds $(MODEL_FUZZ:%=$(BUILD)/bin/fuzzm_%)
-
-$(BUILD)/bin/fuzzm_%: tests/fuzz/fuzz.c tests/fuzz/model.h $(MODEL_OBJ)
-	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -Itests/fuzz -DFZ_MODEL_ONLY -DFZ_NAME='"$*"' -fsanitize=fuzzer $< $(MODEL_OBJ) -o $@ $(LDLIBS)
+# The same for a schema the demo does not run on (MODEL_ONLY=1): model.h's
+# harnesses alone, linked with the runtime and the generated code only.
+model-fuzz-bins: $(BUILD)/bin/seeds $(MODEL_FUZZ:%=$(BUILD)/bin/fuzz_%)
+FUZZ_OBJ = $(if $(MODEL_ONLY),$(MODEL_OBJ),$(LIB_OBJ))
+FUZZ_DEFS = $(if $(MODEL_ONLY),-DFZ_MODEL_ONLY)
 
 $(BUILD)/bin/seeds: tests/fuzz/seeds.c $(MODEL_OBJ)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $< $(MODEL_OBJ) -o $@ $(LDFLAGS) $(LDLIBS)
 
-$(BUILD)/bin/fuzz_%: tests/fuzz/fuzz.c tests/fuzz/harness.h tests/fuzz/model.h $(LIB_OBJ)
+$(BUILD)/bin/fuzz_%: tests/fuzz/fuzz.c tests/fuzz/harness.h tests/fuzz/model.h $(FUZZ_OBJ)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -Itests/fuzz -DFZ_NAME='"$*"' -fsanitize=fuzzer $< $(LIB_OBJ) -o $@ $(LDLIBS)
+	$(CC) $(CFLAGS) -Itests/fuzz $(FUZZ_DEFS) -DFZ_NAME='"$*"' -fsanitize=fuzzer $< $(FUZZ_OBJ) -o $@ $(LDLIBS)
 
 $(BUILD)/bin/mkcorpus: tests/fuzz/corpus.c $(LIB_OBJ)
 	@mkdir -p $(@D)
@@ -296,7 +290,7 @@ fuzz-run-%:
 fuzz-smoke-%:
 	@rm -rf $(FUZZ_DIR)/smoke/$* && mkdir -p $(FUZZ_DIR)/smoke/$* $(FUZZ_DIR)/artifacts
 	@echo "== fuzz-smoke $* ($(FUZZ_SMOKE_RUNS) runs)"
-	@$(FUZZ_DIR)/bin/$(FUZZ_PREFIX)$* -runs=$(FUZZ_SMOKE_RUNS) -seed=1 $(FUZZ_ARGS) \
+	@$(FUZZ_DIR)/bin/fuzz_$* -runs=$(FUZZ_SMOKE_RUNS) -seed=1 $(FUZZ_ARGS) \
 	  $(FUZZ_DIR)/smoke/$* $(call fuzz_seeds,$*) tests/regression \
 	  >$(FUZZ_DIR)/smoke/$*.log 2>&1 || { tail -60 $(FUZZ_DIR)/smoke/$*.log; exit 1; }
 
