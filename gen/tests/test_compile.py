@@ -28,6 +28,7 @@ ROOT = os.path.dirname(GEN)
 sys.path.insert(0, GEN)
 
 from trgen.schema import parse  # noqa: E402
+from test_schema import run_trgen  # noqa: E402
 
 try:
     import jinja2  # noqa: F401
@@ -266,13 +267,6 @@ def compile_dir(d, compilers=None):
     return fails
 
 
-def generate(schema_path, out):
-    e = dict(os.environ)
-    e["PYTHONPATH"] = GEN
-    return subprocess.run([sys.executable, "-m", "trgen", schema_path, out], cwd=ROOT, env=e,
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-
-
 @unittest.skipUnless(HAVE_JINJA and RE2C and len(COMPILERS) == 2,
                      "needs jinja2, re2c, gcc and clang")
 class Compiles(unittest.TestCase):
@@ -280,7 +274,7 @@ class Compiles(unittest.TestCase):
 
     def check_schema_file(self, path, label, compilers=None):
         with tempfile.TemporaryDirectory() as d:
-            r = generate(path, d)
+            r = run_trgen(path, d)
             self.assertEqual((r.returncode, r.stderr), (0, ""), label)
             self.assertEqual(compile_dir(d, compilers), [], label)
 
