@@ -57,6 +57,7 @@
 #include "tr_model.h"
 #include "tr_optics.h"
 
+#include "literals.h"
 #include "test_optics_json.h"
 
 /* ---- SIMD implementations ---- */
@@ -1198,9 +1199,10 @@ END_TEST
  * The literals spell the demo's fields of Bug, Incident and Request. A
  * schema that adds a field to those cases, or to a record under them,
  * would leave them incomplete: a detail is completed with every member of a
- * generated detail of the case its tag names whose key no literal spells,
- * recursively through the members both have (a list's elements from the
- * generated list's first). With the demo's schema nothing is added. */
+ * generated detail of the case its tag names (literals.h's lit_template)
+ * whose key no literal spells, recursively through the members both have
+ * (a list's elements from the generated list's first). With the demo's
+ * schema nothing is added. */
 
 #define LITERAL_KEYS INC("Sev1", "Critical") BUG("Payments") REQ("200", "Enterprise")
 
@@ -1211,33 +1213,6 @@ static bool literal_key(const char *k, size_t kn)
         return false;
     snprintf(pat, sizeof pat, "\"%.*s\":", (int)kn, k);
     return strstr(LITERAL_KEYS, pat) != NULL;
-}
-
-/* Per case, a generated detail (its text) without an empty list or map. */
-static char *tmpl_text[TR_DETAIL_COUNT];
-
-static const char *template_text(int k)
-{
-    if (tmpl_text[k] == NULL) {
-        static uint8_t mem[1 << 20], out[1 << 16];
-        for (uint64_t seed = 1; seed < 100000 && tmpl_text[k] == NULL; seed++) {
-            rg_rng rg;
-            rg_seed(&rg, seed, 7);
-            ar_arena a;
-            ar_init(&a, mem, sizeof mem);
-            tr_Detail d;
-            tr_random_Detail(&rg, &a, 2, &d);
-            if ((int)d.kind != k)
-                continue;
-            uint8_t *w = tr_encode_Detail(out, out + sizeof out, &d);
-            if (w == NULL || memmem(out, (size_t)(w - out), "[]", 2) != NULL ||
-                memmem(out, (size_t)(w - out), "{}", 2) != NULL)
-                continue;
-            tmpl_text[k] = strndup((const char *)out, (size_t)(w - out));
-        }
-        REQUIRE(tmpl_text[k] != NULL, "no generated detail of case %d", k);
-    }
-    return tmpl_text[k];
 }
 
 static void complete_val(tj *lit, const tj *tmpl);
@@ -1292,7 +1267,7 @@ static tj *template_of(const tj *d)
         }
     }
     int k = tr_Detail_from(name, n);
-    return k < 0 ? NULL : tj_parse0(template_text(k));
+    return k < 0 ? NULL : tj_parse0(lit_template(k));
 }
 
 static void complete_detail(tj *d)

@@ -16,6 +16,7 @@
  * SECURITY.md states (each at the limit and one past it), and the replay of
  * tests/regression/ through every fuzz harness. */
 #include "check_util.h"
+#include "literals.h"
 #include "readers.h"
 
 #include <dirent.h>
@@ -121,37 +122,11 @@ enum { BUGK = TR_DETAIL_BUG, INC = TR_DETAIL_INCIDENT, REQ = TR_DETAIL_REQUEST, 
  * schema that adds fields to those cases (or to the records under them)
  * would leave them incomplete: a detail that is valid JSON and whose tag
  * names a case is completed (check_util.h's cu_complete) with the members
- * of a generated detail of that case whose keys no literal spells. With the
+ * of a generated detail of that case (literals.h's lit_template) whose keys
+ * no literal spells. With the
  * demo's schema nothing changes, byte for byte. */
 
 #define LITERAL_KEYS INCIDENT("Sev1", "Critical") BUG("Payments") REQUEST("1", "Free")
-
-/* Per case, a generated detail (its text) without an empty list or map. */
-static char *tmpl_text[TR_DETAIL_COUNT];
-
-static const char *template_text(int k)
-{
-    if (tmpl_text[k] == NULL) {
-        static uint8_t mem[1 << 20], out[1 << 16];
-        for (uint64_t seed = 1; seed < 100000 && tmpl_text[k] == NULL; seed++) {
-            rg_rng rg;
-            rg_seed(&rg, seed, 7);
-            ar_arena a;
-            ar_init(&a, mem, sizeof mem);
-            tr_Detail d;
-            tr_random_Detail(&rg, &a, 2, &d);
-            if ((int)d.kind != k)
-                continue;
-            uint8_t *w = tr_encode_Detail(out, out + sizeof out, &d);
-            if (w == NULL || memmem(out, (size_t)(w - out), "[]", 2) != NULL ||
-                memmem(out, (size_t)(w - out), "{}", 2) != NULL)
-                continue;
-            tmpl_text[k] = strndup((const char *)out, (size_t)(w - out));
-        }
-        REQUIREF(tmpl_text[k] != NULL, "no generated detail of case %d", k);
-    }
-    return tmpl_text[k];
-}
 
 /* The detail d completed into *out, or d itself (not JSON, or no case). */
 static piece complete_detail(piece d, cu_buf *out)
@@ -175,7 +150,7 @@ static piece complete_detail(piece d, cu_buf *out)
         int kind = tr_Detail_from(name, nn);
         if (kind < 0)
             return d;
-        cu_complete(out, d.p, d.n, template_text(kind), LITERAL_KEYS);
+        cu_complete(out, d.p, d.n, lit_template(kind), LITERAL_KEYS);
         return (piece){out->p, out->n};
     }
     return d;
