@@ -418,34 +418,11 @@ static long double num_of_lit(const lit *l)
     return l->nk == LN_INT ? (long double)l->i : l->nk == LN_DBL ? (long double)l->f : l->w;
 }
 
-static lit str_lit(const char *s, size_t n)
-{
-    lit l;
-    memset(&l, 0, sizeof l);
-    l.cls = LC_STR;
-    l.s = s;
-    l.n = n;
-    return l;
-}
+static lit str_lit(const char *s, size_t n) { return (lit){.cls = LC_STR, .s = s, .n = n}; }
 
-static lit bool_lit(bool b)
-{
-    lit l;
-    memset(&l, 0, sizeof l);
-    l.cls = LC_BOOL;
-    l.b = b;
-    return l;
-}
+static lit bool_lit(bool b) { return (lit){.cls = LC_BOOL, .b = b}; }
 
-static lit enum_lit(const path_t *p, int e)
-{
-    lit l;
-    memset(&l, 0, sizeof l);
-    l.cls = LC_ENUM;
-    l.e = e;
-    l.cases = p->cases;
-    return l;
-}
+static lit enum_lit(const path_t *p, int e) { return (lit){.cls = LC_ENUM, .e = e, .cases = p->cases}; }
 
 /* Decodes one UTF-8 character; 0 when invalid. */
 static size_t utf8(const unsigned char *s, size_t n, unsigned *cp)
