@@ -46,6 +46,15 @@ static void refused(const char *text, size_t n, const char *want, int line)
 }
 #define REFUSED(text, want) refused(text, strlen(text), want, __LINE__)
 
+/* The same for --where's expression. */
+static void where_refused(const char *expr, const char *want, int line)
+{
+    ru_rules *r = ru_where(expr, &fzr_schema, err, sizeof err);
+    REQUIREF(r == NULL, "line %d: '%s' loaded", line, expr);
+    REQUIREF(strcmp(err, want) == 0, "line %d: '%s'\n  gave: %s\n  want: %s", line, expr, err, want);
+}
+#define WHERE_REFUSED(expr, want) where_refused(expr, want, __LINE__)
+
 /* The verdict on m from both readers, which must agree. */
 static bool judge(const ru_rules *r, const fzr_msg *m)
 {
@@ -55,6 +64,13 @@ static bool judge(const ru_rules *r, const fzr_msg *m)
     bool g = ru_judge(r, &rd);
     REQUIREF(b == g, "bytes say %d, model says %d", b, g);
     return b;
+}
+
+/* The rule that decides m, read from its bytes (-1: none). */
+static int decide(const ru_rules *r, const fzr_msg *m)
+{
+    ru_reader_bytes(&rd, (const uint8_t *)m, sizeof *m);
+    return ru_decide(r, &rd);
 }
 
 /* One expression as `keep EXPR`, judged on m. */
@@ -346,16 +362,13 @@ START_TEST(rules_in_order)
     REQUIRE(!ru_rule_keeps(r, 0) && ru_rule_keeps(r, 1));
     REQUIRE(ru_rule_line(r, 0) == 4 && ru_rule_line(r, 1) == 5);
     REQUIRE(!judge(r, &m));
-    ru_reader_bytes(&rd, (const uint8_t *)&m, sizeof m);
-    REQUIRE(ru_decide(r, &rd) == 0);
+    REQUIRE(decide(r, &m) == 0);
     m.flag = false;
     REQUIRE(judge(r, &m));
-    ru_reader_bytes(&rd, (const uint8_t *)&m, sizeof m);
-    REQUIRE(ru_decide(r, &rd) == 1);
+    REQUIRE(decide(r, &m) == 1);
     m.kind = 0;
     REQUIRE(!judge(r, &m)); /* none holds: drop */
-    ru_reader_bytes(&rd, (const uint8_t *)&m, sizeof m);
-    REQUIRE(ru_decide(r, &rd) == -1);
+    REQUIRE(decide(r, &m) == -1);
     ru_free(r);
 
     /* an expression goes on while a bracket is open; comments inside */
@@ -379,8 +392,7 @@ START_TEST(rules_in_order)
         r = load(nothing[i]);
         REQUIRE(ru_count(r) == 0);
         REQUIRE(!judge(r, &m));
-        ru_reader_bytes(&rd, (const uint8_t *)&m, sizeof m);
-        REQUIRE(ru_decide(r, &rd) == -1);
+        REQUIRE(decide(r, &m) == -1);
         ru_free(r);
     }
     r = ru_parse(NULL, 0, "t.rules", &fzr_schema, err, sizeof err);
@@ -403,18 +415,10 @@ START_TEST(where_is_one_keep_rule)
     REQUIRE(ru_count(r) == 1 && ru_rule_keeps(r, 0));
     REQUIRE(judge(r, &m));
     ru_free(r);
-    r = ru_where("kind == Bee", &fzr_schema, err, sizeof err);
-    REQUIRE(r == NULL);
-    ck_assert_str_eq(err, "--where:1:9: 'Bee' is not a case of Kind (cases: A, B, C)");
-    r = ru_where("", &fzr_schema, err, sizeof err);
-    REQUIRE(r == NULL);
-    ck_assert_str_eq(err, "--where:1:1: expected an optic, a value, '!' or '(', found the end");
-    r = ru_where("flag\n  keep", &fzr_schema, err, sizeof err);
-    REQUIRE(r == NULL);
-    ck_assert_str_eq(err, "--where:2:3: expected '&&', '||' or the end, found 'keep'");
-    r = ru_where("(flag", &fzr_schema, err, sizeof err);
-    REQUIRE(r == NULL);
-    ck_assert_str_eq(err, "--where:1:6: expected '&&', '||' or ')', found the end");
+    WHERE_REFUSED("kind == Bee", "--where:1:9: 'Bee' is not a case of Kind (cases: A, B, C)");
+    WHERE_REFUSED("", "--where:1:1: expected an optic, a value, '!' or '(', found the end");
+    WHERE_REFUSED("flag\n  keep", "--where:2:3: expected '&&', '||' or the end, found 'keep'");
+    WHERE_REFUSED("(flag", "--where:1:6: expected '&&', '||' or ')', found the end");
 }
 END_TEST
 
@@ -503,8 +507,7 @@ START_TEST(lazy_and_read_at_most_once)
     scan_once(r, &m);
     REQUIRE(fzr_scans[FZR_KIND] == 1 && fzr_scans[FZR_BIG] == 0 && fzr_scans[FZR_SEV] == 0);
     fzr_count_reset();
-    ru_reader_bytes(&rd, (const uint8_t *)&m, sizeof m);
-    REQUIRE(ru_decide(r, &rd) == -1);
+    REQUIRE(decide(r, &m) == -1);
     REQUIRE(fzr_scans[FZR_BIG] == 1 && fzr_scans[FZR_SEV] == 1);
     ru_free(r);
 
