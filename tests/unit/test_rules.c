@@ -1085,6 +1085,7 @@ static const js_str dm_modules[] = {FZR_S("Auth"),    FZR_S("Billing"), FZR_S("S
                                     FZR_S("Storage"), FZR_S("Network"), FZR_S("Ui"),
                                     FZR_S("Payments"), FZR_S("Scheduler")};
 static const js_str dm_plans[] = {FZR_S("Free"), FZR_S("Team"), FZR_S("Business"), FZR_S("Enterprise")};
+#define DM_N(a) ((int)(sizeof(a) / sizeof(a)[0]))
 static const op_field dm_votes_fields[] = {{"count", OP_I32, "i32", NULL, 0, dm_count, NULL, 0}};
 static const op_type dm_types[] = {{"Issue", sizeof(dm_msg), NULL, NULL, NULL}};
 
@@ -1092,11 +1093,11 @@ static const op_type dm_types[] = {{"Issue", sizeof(dm_msg), NULL, NULL, NULL}};
     {#nm, "Issue." #nm, kind, focus, cases, n, 0, -1, true, rec, dm_scan_##nm, dm_get_##nm,   \
      NULL, fields, nfields}
 static const op_optic dm_optics[] = {
-    DM_OPTIC(kind, OP_TAG, "Detail", dm_kinds, 3, 0, NULL, 0),
-    DM_OPTIC(severity, OP_ENUM, "Severity", dm_sevs, 4, 0, NULL, 0),
-    DM_OPTIC(tier, OP_ENUM, "Tier", dm_tiers, 3, 0, NULL, 0),
-    DM_OPTIC(module, OP_ENUM, "Module", dm_modules, 8, 0, NULL, 0),
-    DM_OPTIC(plan, OP_ENUM, "Plan", dm_plans, 4, 0, NULL, 0),
+    DM_OPTIC(kind, OP_TAG, "Detail", dm_kinds, DM_N(dm_kinds), 0, NULL, 0),
+    DM_OPTIC(severity, OP_ENUM, "Severity", dm_sevs, DM_N(dm_sevs), 0, NULL, 0),
+    DM_OPTIC(tier, OP_ENUM, "Tier", dm_tiers, DM_N(dm_tiers), 0, NULL, 0),
+    DM_OPTIC(module, OP_ENUM, "Module", dm_modules, DM_N(dm_modules), 0, NULL, 0),
+    DM_OPTIC(plan, OP_ENUM, "Plan", dm_plans, DM_N(dm_plans), 0, NULL, 0),
     DM_OPTIC(votes, OP_RECORD, "Votes", NULL, 0, sizeof(dm_votes), dm_votes_fields, 1),
 };
 static const op_schema dm_schema = {
@@ -1105,28 +1106,29 @@ static const op_schema dm_schema = {
     .types = dm_types,
     .ntypes = 1,
     .optics = dm_optics,
-    .noptics = 6,
+    .noptics = DM_N(dm_optics),
     .kind = 0,
     .first_field = -1,
 };
 
 /* Whether case i of names (n cases; -1: absent) is called want. */
-static bool dm_is(const js_str *names, int n, int i, const char *want)
+static bool dm_is_(const js_str *names, int n, int i, const char *want)
 {
     return i >= 0 && i < n && names[i].n == strlen(want) && memcmp(names[i].p, want, names[i].n) == 0;
 }
+#define dm_is(names, i, want) dm_is_(names, DM_N(names), i, want)
 
 /* MODEL.md's demo policy written out in C, by case names: the oracle. */
 static bool dm_demo_policy(const dm_msg *m)
 {
-    if (dm_is(dm_kinds, 3, m->kind, "Incident"))
-        return (dm_is(dm_sevs, 4, m->severity, "Sev1") || dm_is(dm_sevs, 4, m->severity, "Sev2")) &&
-               dm_is(dm_tiers, 3, m->tier, "Critical");
-    if (dm_is(dm_kinds, 3, m->kind, "Bug"))
-        return dm_is(dm_modules, 8, m->module, "Payments");
-    if (dm_is(dm_kinds, 3, m->kind, "Request"))
-        return (dm_is(dm_plans, 4, m->plan, "Business") ||
-                dm_is(dm_plans, 4, m->plan, "Enterprise")) &&
+    if (dm_is(dm_kinds, m->kind, "Incident"))
+        return (dm_is(dm_sevs, m->severity, "Sev1") || dm_is(dm_sevs, m->severity, "Sev2")) &&
+               dm_is(dm_tiers, m->tier, "Critical");
+    if (dm_is(dm_kinds, m->kind, "Bug"))
+        return dm_is(dm_modules, m->module, "Payments");
+    if (dm_is(dm_kinds, m->kind, "Request"))
+        return (dm_is(dm_plans, m->plan, "Business") ||
+                dm_is(dm_plans, m->plan, "Enterprise")) &&
                m->has_votes && m->votes >= 130;
     return false;
 }
@@ -1152,15 +1154,15 @@ START_TEST(default_rules_mean_the_default_policy)
     REQUIRE(ru_reader_init(&d, &dm_schema, &arena));
     static const int32_t votes[] = {0, 129, 130, 131, INT32_MAX};
     int kept = 0, seen = 0;
-    for (int k = -1; k < 3; k++)
-        for (int s = -1; s < 4; s++)
-            for (int t = -1; t < 3; t++)
-                for (int mo = -1; mo < 8; mo++)
-                    for (int p = -1; p < 4; p++)
-                        for (int v = -1; v < 5; v++) {
+    for (int k = -1; k < DM_N(dm_kinds); k++)
+        for (int s = -1; s < DM_N(dm_sevs); s++)
+            for (int t = -1; t < DM_N(dm_tiers); t++)
+                for (int mo = -1; mo < DM_N(dm_modules); mo++)
+                    for (int p = -1; p < DM_N(dm_plans); p++)
+                        for (int v = -1; v < DM_N(votes); v++) {
                             dm_msg m = {k, s, t, mo, p, v >= 0, v >= 0 ? votes[v] : 0};
                             bool want = dm_demo_policy(&m);
-                            for (int q = 0; q < 3; q++)
+                            for (int q = 0; q < DM_N(pols); q++)
                                 for (int model = 0; model < 2; model++) {
                                     if (model)
                                         ru_reader_model(&d, &m);
@@ -1178,7 +1180,7 @@ START_TEST(default_rules_mean_the_default_policy)
                             seen++;
                         }
     REQUIRE(kept > 0 && kept < seen);
-    for (int q = 0; q < 3; q++)
+    for (int q = 0; q < DM_N(pols); q++)
         po_free(&pols[q]);
 }
 END_TEST
