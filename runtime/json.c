@@ -772,18 +772,12 @@ key:
 
 const uint8_t *js_validate(js_ctx *c, const uint8_t *p, const uint8_t *end)
 {
-    if (end - p >= 3 && p[0] == 0xEF && p[1] == 0xBB && p[2] == 0xBF)
-        return js_fail(c, p, TR_E_BOM);
-    p = js_ws(p, end);
-    if (p >= end)
-        return js_fail(c, end, TR_E_EOF);
-    p = js_skip(c, p, end);
+    p = js_text_begin(c, p, end);
     if (p == NULL)
         return NULL;
-    p = js_ws(p, end);
-    if (p != end)
-        return js_fail(c, p, TR_E_TRAILING);
-    return p;
+    if (p >= end)
+        return js_fail(c, end, TR_E_EOF);
+    return js_text_end(c, js_skip(c, p, end), end);
 }
 
 /* ---- writing ---- */

@@ -184,6 +184,26 @@ const uint8_t *js_skip(js_ctx *c, const uint8_t *p, const uint8_t *end);
  * anything after the value TR_E_TRAILING. */
 const uint8_t *js_validate(js_ctx *c, const uint8_t *p, const uint8_t *end);
 
+/* The two ends of one whole JSON text [p, end), as every reader of a whole
+ * message takes it: js_text_begin is the value's first byte (leading
+ * whitespace skipped), or NULL with TR_E_BOM for a byte-order mark;
+ * js_text_end, given the end of the value (NULL: it failed), is end, or
+ * NULL with TR_E_TRAILING when anything but whitespace follows. */
+static inline const uint8_t *js_text_begin(js_ctx *c, const uint8_t *p, const uint8_t *end)
+{
+    if (end - p >= 3 && p[0] == 0xEF && p[1] == 0xBB && p[2] == 0xBF)
+        return js_fail(c, p, TR_E_BOM);
+    return js_ws(p, end);
+}
+
+static inline const uint8_t *js_text_end(js_ctx *c, const uint8_t *q, const uint8_t *end)
+{
+    if (q == NULL)
+        return NULL;
+    q = js_ws(q, end);
+    return q == end ? q : js_fail(c, q, TR_E_TRAILING);
+}
+
 /* Unescapes the raw bytes of a string (between its quotes, already
  * validated by js_string_raw) into dst, which has room for n bytes (the
  * decoded form is never longer than the raw one). Returns the decoded length. */
