@@ -6,7 +6,12 @@ UPPER_SNAKE for constants) are tested on their own (gen/tests).
 
 import re
 
+from .version import VERSION
+
 PREFIX = "tr_"
+
+# What a generated file's banner names as its maker (gen/templates/base.j2).
+GENERATOR = f"triage-gen {VERSION}"
 
 C_KEYWORDS = frozenset("""
     auto break case char const continue default do double else enum extern
@@ -60,6 +65,7 @@ RUNTIME_NAMES = {
     **{"TR_E_" + c: "runtime/error.h" for c in ERROR_CODES},
     "tr_message": "runtime/view.h",
     "TR_RUNTIME_VERSION": "runtime/version.h",
+    "TR_VERSION": "runtime/version.h",
     **{f"TR_{h.upper()}_H": f"runtime/{h}.h" for h in """arena blocks error frames inflate
        json net optic policy rand reader ring rules skip tally valid version view""".split()},
 }
