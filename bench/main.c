@@ -5,6 +5,7 @@
 
 #include "bench.h"
 #include "triage.h"
+#include "version.h"
 
 static const struct {
     const char *name;
@@ -20,12 +21,13 @@ static const struct {
 
 static void help(FILE *f)
 {
-    fprintf(f, "usage: triage-bench [--json] [--quick] [NAME...]\n\n"
+    fprintf(f, "usage: triage-bench [--json] [--quick] [--version] [--help] [NAME...]\n\n"
                "Runs the benchmarks (all, or those named):\n");
     for (size_t i = 0; i < NBENCH; i++)
         fprintf(f, "  %-8s %s\n", benches[i].name, benches[i].what);
-    fprintf(f, "  --json   one JSON object per line\n"
-               "  --quick  a few repetitions only (CI checks the benchmarks run)\n");
+    fprintf(f, "  --json     one JSON object per line\n"
+               "  --quick    a few repetitions only (CI checks the benchmarks run)\n"
+               "  --version  print the version and exit\n");
 }
 
 int main(int argc, char **argv)
@@ -38,7 +40,10 @@ int main(int argc, char **argv)
             o.json = true;
         else if (strcmp(argv[i], "--quick") == 0)
             o.quick = true;
-        else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+        else if (strcmp(argv[i], "--version") == 0) {
+            printf("triage-bench %s\n", TR_VERSION);
+            return 0;
+        } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             help(stdout);
             return 0;
         } else if (argv[i][0] == '-') {

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "version.h"
 
 static const struct {
     const char *name;
@@ -17,11 +18,13 @@ static const struct {
     {"downstream", cmd_downstream, "receive frames, decode and check them, print the counts"},
     {"run", cmd_run, "the three services on loopback, once per reader, and the report"},
     {"check", cmd_check, "read frames from stdin, print 'ok' or 'bad <offset> <reason>'"},
+    {"proxy", cmd_proxy, "a gRPC proxy over HTTP/2 that forwards only the messages kept"},
 };
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: triage-demo COMMAND [OPTIONS]\n\ncommands:\n");
+    fprintf(f, "usage: triage-demo COMMAND [OPTIONS]\n"
+               "       triage-demo --help | --version\n\ncommands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(f, "  %-11s %s\n", commands[i].name, commands[i].summary);
     fprintf(f, "\n'triage-demo COMMAND --help' describes each command's options.\n");
@@ -35,6 +38,10 @@ int main(int argc, char **argv)
     }
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
         usage(stdout);
+        return 0;
+    }
+    if (strcmp(argv[1], "--version") == 0) {
+        printf("triage-demo %s\n", TR_VERSION);
         return 0;
     }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
