@@ -168,7 +168,9 @@ bench:
 bench-quick:
 	MAKE="$(MAKE)" BUILD="$(BUILD)" scripts/bench.sh --quick
 
-test: test-gen test-unit test-san bench-quick fuzz-smoke test-models
+test: test-gen test-unit test-san bench-quick fuzz-smoke test-models test-install
+
+include mk/install.mk
 
 # ---- any schema: every tests/models/*.schema generated, built (gcc, and
 # clang for the fuzzers), and put through what holds for any schema: the

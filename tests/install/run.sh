@@ -1,0 +1,144 @@
+#!/usr/bin/env bash
+# run.sh MAKE BUILD: the install, used as a user would (make test-install runs
+# it from the repository's root). Installs into a temporary folder with
+# `make install PREFIX=...`, then, with nothing of the repository on any
+# path:
+#   - builds examples/filter.c with `cc FILE $(pkg-config --cflags --libs triage)`
+#     (and again with -std=c11 -Wall -Wextra -Werror -pedantic: the installed
+#     headers are clean), and checks that it prints what `triage-demo judge
+#     --rules` prints on the same frames, for several rules and both layouts,
+#     and stops like judge on a stream cut inside a frame;
+#   - checks that triage-gen, triage-demo and triage-bench print one version,
+#     the .pc's, and that the installed triage-gen writes byte for byte the
+#     C this build was made of;
+#   - builds a program for another schema (tests/models/orders.schema),
+#     generated with the installed triage-gen and compiled beside it, linked
+#     with the installed library for the runtime;
+#   - checks that DESTDIR stages the same tree with PREFIX in the .pc, and
+#     that make uninstall removes it.
+set -euo pipefail
+make=${1:-make}
+build=${2:-build}
+cd "$(dirname "$0")/../.."
+root=$PWD
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+prefix=$tmp/usr
+cc=${CC:-cc}
+fail=0
+
+ok() { echo "ok   $*"; }
+bad() { echo "FAIL $*"; fail=1; }
+
+$make --no-print-directory BUILD="$build" install PREFIX="$prefix" >"$tmp/install.log" 2>&1 ||
+    { cat "$tmp/install.log"; echo "FAIL make install"; exit 1; }
+echo "== installed tree ($prefix)"
+(cd "$prefix" && find . -type f | sort | sed 's/^\.\///')
+
+# From here on: the installed tree only, from a folder outside the repository.
+export PKG_CONFIG_PATH=$prefix/lib/pkgconfig
+export PATH=$prefix/bin:$PATH
+cp examples/filter.c schema/default.rules "$tmp/"
+cp tests/models/orders.schema "$tmp/"
+cd "$tmp"
+
+flags=$(pkg-config --cflags --libs triage)
+echo "== pkg-config --cflags --libs triage: $flags"
+# shellcheck disable=SC2086
+$cc filter.c $flags -o filter && ok "cc filter.c \$(pkg-config --cflags --libs triage)" ||
+    { bad "the example does not build"; exit 1; }
+# shellcheck disable=SC2086
+$cc -std=c11 -Wall -Wextra -Werror -pedantic filter.c $flags -o filter-strict &&
+    ok "the same with -std=c11 -Wall -Wextra -Werror -pedantic" ||
+    bad "the example does not build with -std=c11 -Wall -Wextra -Werror -pedantic"
+
+# The example against triage-demo judge, on the same frames.
+triage-demo gen --count 3000 --seed 7 >late.frames
+triage-demo gen --count 1000 --seed 8 --size 3 --layout first >first.frames
+printf '%s\n' 'keep kind == Bug' >bugs.rules
+printf '%s\n' 'drop severity == Sev4' 'keep votes.count >= 100 || tier != Critical' >mixed.rules
+: >empty.rules
+for rules in default.rules bugs.rules mixed.rules empty.rules; do
+    for frames in late.frames first.frames; do
+        ./filter "$rules" <"$frames" >got || { bad "filter $rules < $frames: exit $?"; continue; }
+        triage-demo judge --rules "$rules" <"$frames" >want
+        if cmp -s got want; then
+            ok "filter $rules < $frames: $(wc -l <got) lines, $(grep -c ' keep$' got || true) kept, as judge"
+        else
+            bad "filter $rules < $frames differs from triage-demo judge:"
+            diff got want | head -5
+        fi
+    done
+done
+# the rules keep some and drop some, so the comparison is not vacuous
+kept=$(./filter default.rules <late.frames | grep -c ' keep$' || true)
+[ "$kept" -gt 0 ] && [ "$kept" -lt 3000 ] && ok "default rules keep $kept of 3000" ||
+    bad "default rules keep $kept of 3000"
+# a stream cut inside a frame: the lines before it, exit 2
+head -c 100000 late.frames >cut.frames
+rc=0; ./filter default.rules <cut.frames >got 2>err || rc=$?
+rj=0; triage-demo judge --rules default.rules <cut.frames >want 2>/dev/null || rj=$?
+if [ "$rc" = 2 ] && [ "$rj" = 2 ] && cmp -s got want; then
+    ok "a cut stream: $(wc -l <got) lines, then exit 2 ($(cat err))"
+else
+    bad "a cut stream: filter exit $rc, judge exit $rj"
+fi
+rc=0; ./filter no.rules </dev/null 2>err || rc=$?
+[ "$rc" = 2 ] && ok "rules that cannot be read: exit 2 ($(cat err))" || bad "no.rules: exit $rc"
+
+# One version everywhere.
+v=$(sed -n 's/^#define TR_VERSION "\(.*\)"$/\1/p' "$root/runtime/version.h")
+for p in triage-gen triage-demo triage-bench; do
+    got=$($p --version)
+    [ "$got" = "$p $v" ] && ok "$p --version: $got" || bad "$p --version: '$got', not '$p $v'"
+done
+[ "$(pkg-config --modversion triage)" = "$v" ] && ok "triage.pc Version: $v" ||
+    bad "triage.pc Version: $(pkg-config --modversion triage)"
+
+# The installed generator writes what this build compiled, byte for byte
+# (the Makefile passes the schema as schema/issue.schema, from the root).
+(cd "$root" && triage-gen --out "$tmp/gen" schema/issue.schema)
+same=1
+for f in gen/*; do
+    cmp -s "$f" "$root/$build/gen/${f#gen/}" || { bad "triage-gen --out: $f differs from $build/gen"; same=0; }
+done
+[ "$same" = 1 ] && ok "triage-gen --out writes $build/gen's $(ls gen | wc -l) files byte for byte"
+triage-gen --check orders.schema && ok "triage-gen --check orders.schema" ||
+    bad "triage-gen --check orders.schema"
+
+# Another schema: its generated code compiled beside the program, the
+# runtime from the library (its members alone are pulled in).
+triage-gen --out orders orders.schema
+cat >orders.c <<'EOF'
+#include <stdio.h>
+#include <string.h>
+#include "tr_optics.h"
+int main(void)
+{
+    printf("%s %d optics\n", tr_schema.schema, tr_schema.noptics);
+    return tr_schema.noptics > 0 && strcmp(tr_schema.schema, "orders.schema") == 0 ? 0 : 1;
+}
+EOF
+# shellcheck disable=SC2086
+if $cc -std=c11 -Werror -Iorders orders.c orders/*.c $flags -o orders-prog && ./orders-prog >got; then
+    ok "a program for orders.schema: $(cat got)"
+else
+    bad "a program for orders.schema does not build or run"
+fi
+
+# DESTDIR stages the same tree; the .pc names PREFIX.
+cd "$root"
+$make --no-print-directory BUILD="$build" install PREFIX=/opt/triage DESTDIR="$tmp/stage" \
+    >"$tmp/stage.log" 2>&1 || { cat "$tmp/stage.log"; bad "make install DESTDIR"; }
+if diff <(cd "$prefix" && find . -type f | sort) <(cd "$tmp/stage/opt/triage" && find . -type f | sort) >/dev/null &&
+    grep -qx 'prefix=/opt/triage' "$tmp/stage/opt/triage/lib/pkgconfig/triage.pc"; then
+    ok "make install DESTDIR=STAGE PREFIX=/opt/triage: the same files, prefix=/opt/triage"
+else
+    bad "make install DESTDIR: another tree, or another prefix"
+fi
+$make --no-print-directory BUILD="$build" uninstall PREFIX="$prefix" >/dev/null
+left=$(find "$prefix" -type f | wc -l)
+[ "$left" = 0 ] && ok "make uninstall leaves no file" || bad "make uninstall leaves $left files"
+
+[ "$fail" = 0 ] && echo "install: every check passed" || echo "install: some checks FAILED"
+exit "$fail"
