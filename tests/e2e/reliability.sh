@@ -4,7 +4,7 @@
 # away); options outside their range are errors; the policy file's rules;
 # `run`'s upstream memory does not grow with N; a peer that goes away is
 # named with the byte and the messages written; and what each verify level
-# lets through, line by line as SECURITY.md states it.
+# lets through, line by line as docs/security.md states it.
 #
 #   usage: tests/e2e/reliability.sh build/triage-demo
 #
@@ -239,7 +239,7 @@ for n in 0 10000 1000000; do
     fi
 done
 
-# ---- 5. the verify levels: what each lets through (SECURITY.md's table)
+# ---- 5. the verify levels: what each lets through (docs/security.md's table)
 
 # One kept Incident, then one variant per line of the table; each line of
 # cases.txt: NAME<TAB>JSON-LEVEL<TAB>SCHEMA-LEVEL<TAB>CHECK-SCHEMA-CODE<TAB>OFF,

@@ -13,7 +13,7 @@
  *
  * Then the differential classes of issue 6 one by one (truncation at every
  * byte, NUL bytes, invalid UTF-8, the depth bomb), JSONTestSuite, the limits
- * SECURITY.md states (each at the limit and one past it), and the replay of
+ * docs/security.md states (each at the limit and one past it), and the replay of
  * tests/regression/ through every fuzz harness. */
 #include "check_util.h"
 #include "literals.h"
@@ -1135,7 +1135,7 @@ START_TEST(json_test_suite)
 END_TEST
 
 /* ================================================================ */
-/* the limits SECURITY.md states: at the limit, and one past it */
+/* the limits docs/security.md states: at the limit, and one past it */
 
 /* RD_DECODE_ARENA in demo/readers.h (judge and the filter): 64 MiB, 16 x the frame limit. The message
  * that needs the most arena per byte is a list of empty strings (3 bytes on
@@ -1147,12 +1147,12 @@ END_TEST
  * keys and their hash tables). */
 #define VF_ARENA_STATED (24u << 20)
 
-/* A define in a source file, as SECURITY.md states it. */
+/* A define in a source file, as docs/security.md states it. */
 static void stated(const char *path, const char *define)
 {
     bb *src = read_whole(path);
     REQUIREF(strstr((const char *)src->p, define) != NULL,
-             "%s no longer has '%s': update SECURITY.md and this test", path, define);
+             "%s no longer has '%s': update docs/security.md and this test", path, define);
 }
 
 START_TEST(limit_frame_size)
@@ -1393,7 +1393,7 @@ END_TEST
 
 START_TEST(limit_decode_arena)
 {
-    /* the values SECURITY.md states are the ones the commands use */
+    /* the values docs/security.md states are the ones the commands use */
     ck_assert_uint_eq(RD_DECODE_ARENA, DECODE_ARENA_STATED); /* judge's and the filter's */
     stated("demo/verify.c", "#define VF_ARENA (24u << 20)");
     /* The lists that cost the most arena per byte on the wire: i64s of one
