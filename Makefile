@@ -5,6 +5,8 @@
 #   make demo     run the demo (installs missing Debian packages first)
 #   make test     every test, then the same unit tests under ASan and UBSan
 #   make bench    the benchmarks, and their page bench/RESULTS.md with plots
+#   make install  PREFIX=DIR [DESTDIR=D]: the library, its headers, triage.pc and the
+#                 programs (mk/install.mk, docs/library.md); make test-install tries it
 #   make clean
 #
 # Generated code lives in $(BUILD)/gen and is never committed. Objects go to

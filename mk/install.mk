@@ -69,4 +69,4 @@ uninstall:
 	rm -rf $(DESTDIR)$(includedir)/triage $(DESTDIR)$(datadir)/triage
 
 test-install: all
-	tests/install/run.sh "$(MAKE)" $(BUILD)
+	tests/install/run.sh "$(MAKE)" $(BUILD) $(SCHEMA)

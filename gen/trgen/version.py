@@ -7,8 +7,8 @@ import re
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _PLACES = (
-    os.path.join(_HERE, "..", "..", "runtime", "version.h"),  # the repository: gen/trgen/
     os.path.join(_HERE, "..", "version.h"),                   # installed: share/triage/trgen/
+    os.path.join(_HERE, "..", "..", "runtime", "version.h"),  # the repository: gen/trgen/
 )
 
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# run.sh MAKE BUILD: the install, used as a user would (make test-install runs
+# run.sh MAKE BUILD SCHEMA: the install, used as a user would (make test-install runs
 # it from the repository's root). Installs into a temporary folder with
 # `make install PREFIX=...`, then, with nothing of the repository on any
 # path:
@@ -19,6 +19,7 @@
 set -euo pipefail
 make=${1:-make}
 build=${2:-build}
+schema=${3:-schema/issue.schema}
 cd "$(dirname "$0")/../.."
 root=$PWD
 tmp=$(mktemp -d)
@@ -96,8 +97,8 @@ done
     bad "triage.pc Version: $(pkg-config --modversion triage)"
 
 # The installed generator writes what this build compiled, byte for byte
-# (the Makefile passes the schema as schema/issue.schema, from the root).
-(cd "$root" && triage-gen --out "$tmp/gen" schema/issue.schema)
+# (given the schema's path as the Makefile gives it, from the root).
+(cd "$root" && triage-gen --out "$tmp/gen" "$schema")
 same=1
 for f in gen/*; do
     cmp -s "$f" "$root/$build/gen/${f#gen/}" || { bad "triage-gen --out: $f differs from $build/gen"; same=0; }
