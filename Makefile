@@ -24,7 +24,7 @@ SANFLAGS ?=
 CFLAGS := -std=c11 $(OPT) -g -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
           -D_GNU_SOURCE -Iruntime -I$(GEN) -Idemo $(SANFLAGS) $(EXTRA_CFLAGS)
 LDFLAGS := $(SANFLAGS)
-LDLIBS := -lm -lpthread -ldeflate
+LDLIBS := -lm -lpthread -ldeflate $(shell pkg-config --libs libnghttp2 2>/dev/null || echo -lnghttp2)
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt -lm -pthread)
 
 # The optic scanners: one .re per optic, listed by the generator.
@@ -170,8 +170,9 @@ bench:
 bench-quick:
 	MAKE="$(MAKE)" BUILD="$(BUILD)" scripts/bench.sh --quick
 
-test: test-gen test-unit test-san bench-quick fuzz-smoke test-models test-install
+test: test-gen test-unit test-san bench-quick fuzz-smoke test-models test-grpc test-install
 
+include mk/grpc.mk
 include mk/install.mk
 
 # ---- any schema: every tests/models/*.schema generated, built (gcc, and

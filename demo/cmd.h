@@ -15,6 +15,7 @@ int cmd_filter(int argc, char **argv);
 int cmd_downstream(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_check(int argc, char **argv);
+int cmd_proxy(int argc, char **argv);
 
 /* Parses an unsigned decimal option value; prints an error naming the
  * option and returns false when it is not one or is above max. */

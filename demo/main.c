@@ -18,6 +18,7 @@ static const struct {
     {"downstream", cmd_downstream, "receive frames, decode and check them, print the counts"},
     {"run", cmd_run, "the three services on loopback, once per reader, and the report"},
     {"check", cmd_check, "read frames from stdin, print 'ok' or 'bad <offset> <reason>'"},
+    {"proxy", cmd_proxy, "a gRPC proxy over HTTP/2 that forwards only the messages kept"},
 };
 
 static void usage(FILE *f)

@@ -1,0 +1,1691 @@
+/* h2proxy.c: the gRPC proxy's engine (h2proxy.h): one epoll loop, nghttp2
+ * sessions on both sides, messages split in place and forwarded without a
+ * copy.
+ *
+ * Names: a "conn" is one TCP connection with its nghttp2 session (a server
+ * session towards a client, a client session towards the server); a "call"
+ * is one gRPC call, a stream on a client conn (dc, dsid) paired with a
+ * stream on the server conn (uc, usid); a call has two "halves", req
+ * (client to server) and rsp, each splitting what arrives into messages and
+ * queueing the kept ones for the other side's data source. */
+#include "h2proxy.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <nghttp2/nghttp2.h>
+
+#include "error.h"
+#include "net.h"
+#include "ring.h"
+
+#define HP_OQ 1024          /* iovecs queued for one connection's socket */
+#define HP_CTL (64u * 1024) /* bytes of control frames (and DATA frame headers) queued */
+#define HP_READS 4          /* reads per readiness, so one connection cannot hog the loop */
+#define HP_MSG_SLAB 128     /* message records allocated at a time */
+#define HP_PREFIX 5
+
+typedef struct hp_conn hp_conn;
+typedef struct hp_call hp_call;
+typedef struct hp_msg hp_msg;
+
+/* One gRPC message, from its first prefix byte until it was dropped or
+ * written out. Its payload is a view into src's ring (pinning those bytes)
+ * or, when it had to be gathered or moved, heap. */
+struct hp_msg {
+    hp_msg *next;      /* in a half's queue, or in the free list */
+    hp_msg *hnext;     /* in src's hold list */
+    hp_conn *src;      /* the connection it arrived on */
+    int32_t src_sid;   /* and its stream there */
+    uint64_t start;    /* stream offset of its first byte in src's ring */
+    const uint8_t *p;  /* payload */
+    uint32_t n, got;   /* payload length, bytes of it received */
+    uint32_t sent;     /* of prefix + payload, handed to nghttp2 */
+    uint32_t credit;   /* DATA bytes received for it, flow control not yet given back */
+    uint32_t refs;     /* iovecs in an output queue pointing at it */
+    uint8_t hdr[HP_PREFIX];
+    uint8_t *heap;     /* its own payload buffer, or NULL */
+    bool pinning;      /* its bytes in src's ring are still needed */
+    bool in_hold;      /* in src's hold list */
+    bool queued;       /* in a half's queue (or being received) */
+};
+
+typedef struct {
+    char *buf;
+    size_t len, cap;
+    struct hdr_field { uint32_t no, nl, vo, vl; uint8_t flags; } *f;
+    size_t n, fcap;
+} hp_hdrs;
+
+typedef struct {
+    hp_call *call;
+    hp_msg *cur;       /* the message being received */
+    uint32_t hdr_have; /* its prefix bytes received */
+    hp_msg *qh, *qt;   /* kept, waiting to go out */
+    bool request;
+    bool judged;
+    char enc[32];      /* grpc-encoding of the sender, "" for none or identity */
+    bool ended;        /* the sender ended its side */
+    bool deferred;     /* the data source said DEFERRED: resume on more */
+    bool out_done;     /* the data source gave EOF */
+} hp_half;
+
+struct hp_call {
+    hp_engine *e;
+    hp_conn *dc, *uc;            /* NULL once that side is closed */
+    int32_t dsid, usid;          /* usid 0: not yet submitted */
+    hp_call *dprev, *dnext;      /* in dc's list */
+    hp_call *uprev, *unext;      /* in uc's list */
+    hp_half req, rsp;
+    hp_hdrs reqh, rsph, trl;
+    bool in_trailers;            /* headers arriving now are the server's trailers */
+    bool rsp_submitted;          /* response headers went to the client */
+    bool failed;                 /* the proxy ended it */
+};
+
+struct hp_conn {
+    hp_engine *e;
+    hp_conn *prev, *next;        /* every connection */
+    hp_conn *dnext;              /* in the dirty list */
+    bool dirty;
+    int fd;
+    bool upstream, connecting, closed, goaway, paused;
+    uint32_t events;             /* registered with epoll */
+    nghttp2_session *s;
+    rb_ring ring;
+    hp_msg *hh, *ht;             /* hold list: messages pinning the ring, in order */
+    hp_call *calls;
+    uint64_t nmsgs;              /* live messages that arrived here (it lives while > 0) */
+    struct iovec oq[HP_OQ];
+    hp_msg *oq_msg[HP_OQ];
+    size_t oq_head, oq_n;
+    uint8_t ctl[HP_CTL];
+    size_t ctl_len;
+};
+
+typedef struct slab {
+    struct slab *next;
+    hp_msg m[HP_MSG_SLAB];
+} slab;
+
+struct hp_engine {
+    hp_config cfg;
+    char upstream[300];
+    struct sockaddr_storage up_addr;
+    socklen_t up_len;
+    int ep, lfd, efd;
+    hp_conn *conns, *up, *dirty;
+    hp_msg *free_msgs;
+    slab *slabs;
+    nghttp2_session_callbacks *cbs;
+    nghttp2_option *opt;
+    nghttp2_mem mem;
+    hp_stats st;
+    uint64_t held;
+    uint64_t ncalls;
+    bool draining;
+    uint64_t drain_ns, deadline_ns;
+    /* tags for epoll: which descriptor fired */
+    char tag_listen, tag_stop, tag_efd;
+};
+
+static uint64_t now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+static void *xmalloc(hp_engine *e, size_t n)
+{
+    e->st.allocations++;
+    return malloc(n);
+}
+
+static void *xrealloc(hp_engine *e, void *p, size_t n)
+{
+    e->st.allocations++;
+    return realloc(p, n);
+}
+
+/* ---- nghttp2's allocator, counted */
+
+static void *h2_malloc(size_t n, void *ud)
+{
+    ((hp_engine *)ud)->st.h2_allocations++;
+    return malloc(n);
+}
+
+static void h2_free(void *p, void *ud)
+{
+    (void)ud;
+    free(p);
+}
+
+static void *h2_calloc(size_t k, size_t n, void *ud)
+{
+    ((hp_engine *)ud)->st.h2_allocations++;
+    return calloc(k, n);
+}
+
+static void *h2_realloc(void *p, size_t n, void *ud)
+{
+    ((hp_engine *)ud)->st.h2_allocations++;
+    return realloc(p, n);
+}
+
+/* ---- header blocks (one allocation or two per call, grown by doubling) */
+
+static bool hdrs_add(hp_engine *e, hp_hdrs *h, const uint8_t *name, size_t nl, const uint8_t *val,
+                     size_t vl, uint8_t flags)
+{
+    if (nl > UINT32_MAX / 4 || vl > UINT32_MAX / 4)
+        return false;
+    if (h->cap - h->len < nl + vl) {
+        size_t cap = h->cap ? h->cap : 512;
+        while (cap - h->len < nl + vl)
+            cap *= 2;
+        char *b = xrealloc(e, h->buf, cap);
+        if (b == NULL)
+            return false;
+        h->buf = b;
+        h->cap = cap;
+    }
+    if (h->n == h->fcap) {
+        size_t cap = h->fcap ? h->fcap * 2 : 16;
+        struct hdr_field *f = xrealloc(e, h->f, cap * sizeof *f);
+        if (f == NULL)
+            return false;
+        h->f = f;
+        h->fcap = cap;
+    }
+    struct hdr_field *f = &h->f[h->n++];
+    f->no = (uint32_t)h->len;
+    f->nl = (uint32_t)nl;
+    memcpy(h->buf + h->len, name, nl);
+    h->len += nl;
+    f->vo = (uint32_t)h->len;
+    f->vl = (uint32_t)vl;
+    memcpy(h->buf + h->len, val, vl);
+    h->len += vl;
+    f->flags = flags;
+    return true;
+}
+
+static bool hdrs_adds(hp_engine *e, hp_hdrs *h, const char *name, const char *val)
+{
+    return hdrs_add(e, h, (const uint8_t *)name, strlen(name), (const uint8_t *)val, strlen(val),
+                    NGHTTP2_NV_FLAG_NONE);
+}
+
+static void hdrs_clear(hp_hdrs *h)
+{
+    h->len = 0;
+    h->n = 0;
+}
+
+static void hdrs_free(hp_hdrs *h)
+{
+    free(h->buf);
+    free(h->f);
+    memset(h, 0, sizeof *h);
+}
+
+/* The block as nghttp2_nv (into nv, room for max); content-length left out:
+ * dropping messages changes the body's length. */
+static size_t hdrs_nv(const hp_hdrs *h, nghttp2_nv *nv, size_t max)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < h->n && k < max; i++) {
+        const struct hdr_field *f = &h->f[i];
+        if (f->nl == 14 && memcmp(h->buf + f->no, "content-length", 14) == 0)
+            continue;
+        nv[k].name = (uint8_t *)h->buf + f->no;
+        nv[k].namelen = f->nl;
+        nv[k].value = (uint8_t *)h->buf + f->vo;
+        nv[k].valuelen = f->vl;
+        nv[k].flags = f->flags;
+        k++;
+    }
+    return k;
+}
+
+/* nghttp2 copies the array it is given; one on the stack serves most
+ * calls, a bigger one is allocated. */
+#define NV_STACK 64
+typedef struct {
+    nghttp2_nv stack[NV_STACK];
+    nghttp2_nv *nv;
+    size_t n;
+} nv_list;
+
+static bool nv_make(hp_engine *e, const hp_hdrs *h, nv_list *l)
+{
+    l->nv = l->stack;
+    if (h->n > NV_STACK) {
+        l->nv = xmalloc(e, h->n * sizeof *l->nv);
+        if (l->nv == NULL)
+            return false;
+    }
+    l->n = hdrs_nv(h, l->nv, h->n > NV_STACK ? h->n : NV_STACK);
+    return true;
+}
+
+static void nv_done(nv_list *l)
+{
+    if (l->nv != l->stack)
+        free(l->nv);
+}
+
+/* ---- connections: epoll interest, the dirty list */
+
+static void conn_events(hp_conn *c)
+{
+    if (c->closed)
+        return;
+    uint32_t ev = 0;
+    if (!c->paused && !c->connecting)
+        ev |= EPOLLIN;
+    if (c->oq_n > 0 || c->connecting)
+        ev |= EPOLLOUT;
+    if (ev == c->events)
+        return;
+    struct epoll_event x = {.events = ev, .data.ptr = c};
+    epoll_ctl(c->e->ep, EPOLL_CTL_MOD, c->fd, &x);
+    c->events = ev;
+}
+
+static void mark_dirty(hp_conn *c)
+{
+    if (c == NULL || c->dirty || c->closed)
+        return;
+    c->dirty = true;
+    c->dnext = c->e->dirty;
+    c->e->dirty = c;
+}
+
+/* ---- messages and the hold list */
+
+static hp_msg *msg_new(hp_engine *e)
+{
+    if (e->free_msgs == NULL) {
+        slab *s = xmalloc(e, sizeof *s);
+        if (s == NULL)
+            return NULL;
+        s->next = e->slabs;
+        e->slabs = s;
+        for (int i = 0; i < HP_MSG_SLAB; i++) {
+            s->m[i].next = e->free_msgs;
+            e->free_msgs = &s->m[i];
+        }
+    }
+    hp_msg *m = e->free_msgs;
+    e->free_msgs = m->next;
+    memset(m, 0, sizeof *m);
+    return m;
+}
+
+static void msg_recycle(hp_engine *e, hp_msg *m)
+{
+    m->src->nmsgs--;
+    m->next = e->free_msgs;
+    e->free_msgs = m;
+}
+
+/* Gives the ring back up to the first message still pinning it. */
+static void conn_advance(hp_conn *c)
+{
+    hp_engine *e = c->e;
+    while (c->hh != NULL && !c->hh->pinning) {
+        hp_msg *m = c->hh;
+        c->hh = m->hnext;
+        if (c->hh == NULL)
+            c->ht = NULL;
+        m->in_hold = false;
+        if (!m->queued && m->refs == 0)
+            msg_recycle(e, m);
+    }
+    uint64_t end = c->ring.consumed + c->ring.len;
+    uint64_t to = c->hh != NULL ? c->hh->start : end;
+    if (to > c->ring.consumed) {
+        e->held -= to - c->ring.consumed;
+        rb_consume(&c->ring, (size_t)(to - c->ring.consumed));
+    }
+    if (c->paused && c->ring.cap - c->ring.len >= c->ring.cap / 4) {
+        c->paused = false;
+        conn_events(c);
+    }
+}
+
+/* The message is finished with: its flow-control credit goes back to the
+ * sender, its bytes are released. */
+static void msg_done(hp_msg *m)
+{
+    m->queued = false;
+    if (m->refs > 0)
+        return; /* the last iovec written calls again */
+    hp_conn *src = m->src;
+    hp_engine *e = src->e;
+    if (m->credit > 0 && src->s != NULL) {
+        nghttp2_session_consume(src->s, m->src_sid, m->credit);
+        mark_dirty(src);
+    }
+    m->credit = 0;
+    free(m->heap);
+    m->heap = NULL;
+    m->pinning = false;
+    if (m->in_hold)
+        conn_advance(src);
+    else
+        msg_recycle(e, m);
+}
+
+/* The message's payload moves out of the ring into a buffer of its own
+ * (counted), and stops pinning the ring. false: out of memory. */
+static bool msg_to_heap(hp_msg *m)
+{
+    hp_engine *e = m->src->e;
+    if (m->heap != NULL)
+        return true;
+    m->heap = xmalloc(e, m->n > 0 ? m->n : 1);
+    if (m->heap == NULL)
+        return false;
+    if (m->got > 0)
+        memcpy(m->heap, m->p, m->got);
+    e->st.bytes_copied += m->got;
+    e->st.messages_copied++;
+    m->p = m->heap;
+    m->pinning = false;
+    return true;
+}
+
+/* A stalled stream's messages at the ring's tail stop holding it: they
+ * move out (those not partly handed to a socket already) until a quarter
+ * of the ring is free again. */
+static void conn_evacuate(hp_conn *c)
+{
+    while (c->ring.cap - c->ring.len < c->ring.cap / 4) {
+        hp_msg *m = c->hh; /* after conn_advance, the first one pinning */
+        if (m == NULL || !m->pinning || m->sent > 0 || !msg_to_heap(m))
+            return;
+        conn_advance(c);
+    }
+}
+
+/* Drops a half's queued messages (and the one being received). */
+static void half_drop(hp_half *h)
+{
+    if (h->cur != NULL) {
+        hp_msg *m = h->cur;
+        h->cur = NULL;
+        h->hdr_have = 0;
+        msg_done(m);
+    }
+    while (h->qh != NULL) {
+        hp_msg *m = h->qh;
+        h->qh = m->next;
+        msg_done(m);
+    }
+    h->qt = NULL;
+}
+
+/* ---- calls */
+
+static void call_unlink_d(hp_call *k)
+{
+    hp_conn *c = k->dc;
+    if (c == NULL)
+        return;
+    if (k->dprev)
+        k->dprev->dnext = k->dnext;
+    else
+        c->calls = k->dnext;
+    if (k->dnext)
+        k->dnext->dprev = k->dprev;
+    k->dc = NULL;
+    k->dprev = k->dnext = NULL;
+}
+
+static void call_unlink_u(hp_call *k)
+{
+    hp_conn *c = k->uc;
+    if (c == NULL)
+        return;
+    if (k->uprev)
+        k->uprev->unext = k->unext;
+    else
+        c->calls = k->unext;
+    if (k->unext)
+        k->unext->uprev = k->uprev;
+    k->uc = NULL;
+    k->uprev = k->unext = NULL;
+}
+
+static void call_link_u(hp_call *k, hp_conn *c)
+{
+    k->uc = c;
+    k->uprev = NULL;
+    k->unext = c->calls;
+    if (c->calls)
+        c->calls->uprev = k;
+    c->calls = k;
+}
+
+static void call_maybe_free(hp_call *k)
+{
+    if (k->dc != NULL || k->uc != NULL)
+        return;
+    half_drop(&k->req);
+    half_drop(&k->rsp);
+    hdrs_free(&k->reqh);
+    hdrs_free(&k->rsph);
+    hdrs_free(&k->trl);
+    k->e->ncalls--;
+    free(k);
+}
+
+static void resume(hp_conn *c, int32_t sid, hp_half *h)
+{
+    if (c == NULL || c->s == NULL || sid <= 0 || !h->deferred)
+        return;
+    h->deferred = false;
+    nghttp2_session_resume_data(c->s, sid);
+    mark_dirty(c);
+}
+
+static const nghttp2_data_provider *provider(hp_half *h, nghttp2_data_provider *p);
+
+/* The proxy ends the call with a gRPC status: the server's stream is
+ * reset, the client gets the status in trailers (after the messages
+ * already queued for it) or as a trailers-only response. */
+static void call_fail(hp_call *k, int status, const char *msg)
+{
+    hp_engine *e = k->e;
+    if (k->failed)
+        return;
+    k->failed = true;
+    e->st.calls_failed++;
+    if (k->uc != NULL) {
+        if (k->usid > 0 && k->uc->s != NULL) {
+            nghttp2_submit_rst_stream(k->uc->s, NGHTTP2_FLAG_NONE, k->usid, NGHTTP2_CANCEL);
+            mark_dirty(k->uc);
+        } else if (k->usid == 0) {
+            call_unlink_u(k);
+        }
+    }
+    half_drop(&k->req);
+    if (k->rsp.cur != NULL) {
+        hp_msg *m = k->rsp.cur;
+        k->rsp.cur = NULL;
+        k->rsp.hdr_have = 0;
+        msg_done(m);
+    }
+    if (k->dc != NULL && k->dc->s != NULL) {
+        char code[16];
+        snprintf(code, sizeof code, "%d", status);
+        hdrs_clear(&k->trl);
+        if (!k->rsp_submitted) {
+            hdrs_adds(e, &k->trl, ":status", "200");
+            hdrs_adds(e, &k->trl, "content-type", "application/grpc");
+        }
+        hdrs_adds(e, &k->trl, "grpc-status", code);
+        hdrs_adds(e, &k->trl, "grpc-message", msg);
+        if (!k->rsp_submitted) {
+            nv_list l;
+            if (nv_make(e, &k->trl, &l)) {
+                nghttp2_submit_response(k->dc->s, k->dsid, l.nv, l.n, NULL);
+                nv_done(&l);
+            }
+            k->rsp_submitted = true;
+            k->rsp.out_done = true;
+            hdrs_clear(&k->trl);
+        } else {
+            k->rsp.ended = true;
+            resume(k->dc, k->dsid, &k->rsp);
+        }
+        mark_dirty(k->dc);
+    }
+    call_maybe_free(k);
+}
+
+/* ---- the upstream connection */
+
+static hp_conn *conn_new(hp_engine *e, int fd, bool upstream, char *err, size_t errlen);
+static void conn_fail(hp_conn *c, const char *why);
+
+static void submit_upstream(hp_call *k)
+{
+    hp_engine *e = k->e;
+    hp_conn *c = k->uc;
+    nv_list l;
+    if (!nv_make(e, &k->reqh, &l)) {
+        call_fail(k, 8, "proxy: out of memory");
+        return;
+    }
+    nghttp2_data_provider p;
+    int32_t sid = nghttp2_submit_request(c->s, NULL, l.nv, l.n, provider(&k->req, &p), k);
+    nv_done(&l);
+    if (sid < 0) {
+        char m[160];
+        snprintf(m, sizeof m, "proxy: cannot open a stream to the server: %s",
+                 nghttp2_strerror(sid));
+        if (e->up == c)
+            e->up = NULL; /* out of stream ids: the next call opens a new connection */
+        call_unlink_u(k);
+        call_fail(k, 14, m);
+        return;
+    }
+    k->usid = sid;
+    mark_dirty(c);
+}
+
+static hp_conn *upstream_get(hp_engine *e, char *err, size_t errlen)
+{
+    if (e->up != NULL && !e->up->closed && !e->up->goaway)
+        return e->up;
+    e->up = NULL;
+    int fd = socket(e->up_addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        tr_say(err, errlen, "cannot connect to %s: %s", e->upstream, strerror(errno));
+        return NULL;
+    }
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    int rc = connect(fd, (struct sockaddr *)&e->up_addr, e->up_len);
+    if (rc < 0 && errno != EINPROGRESS) {
+        tr_say(err, errlen, "cannot connect to %s: %s", e->upstream, strerror(errno));
+        close(fd);
+        return NULL;
+    }
+    hp_conn *c = conn_new(e, fd, true, err, errlen);
+    if (c == NULL)
+        return NULL;
+    c->connecting = rc < 0;
+    conn_events(c);
+    e->st.upstream_connections++;
+    e->up = c;
+    return c;
+}
+
+static void connected(hp_conn *c)
+{
+    int soerr = 0;
+    socklen_t sl = sizeof soerr;
+    if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) < 0)
+        soerr = errno;
+    if (soerr != 0) {
+        char m[400];
+        snprintf(m, sizeof m, "cannot connect to %s: %s", c->e->upstream, strerror(soerr));
+        conn_fail(c, m);
+        return;
+    }
+    c->connecting = false;
+    conn_events(c);
+    for (hp_call *k = c->calls, *next; k != NULL; k = next) {
+        next = k->unext;
+        if (k->usid == 0)
+            submit_upstream(k);
+    }
+    mark_dirty(c);
+}
+
+static void call_start(hp_call *k)
+{
+    char err[NET_ERR_LEN + 64];
+    hp_conn *c = upstream_get(k->e, err, sizeof err);
+    if (c == NULL) {
+        char m[NET_ERR_LEN + 96];
+        snprintf(m, sizeof m, "proxy: %s", err);
+        call_fail(k, 14, m);
+        return;
+    }
+    call_link_u(k, c);
+    k->usid = 0;
+    if (!c->connecting)
+        submit_upstream(k);
+}
+
+/* ---- splitting DATA into messages */
+
+static void give_back(hp_conn *c, int32_t sid, size_t n)
+{
+    if (n > 0 && c->s != NULL) {
+        nghttp2_session_consume(c->s, sid, n);
+        mark_dirty(c);
+    }
+}
+
+/* A whole message: judged (in a judged direction), then queued for the
+ * other side or dropped. false when the call ended. */
+static bool message(hp_call *k, hp_half *h, hp_msg *m)
+{
+    hp_engine *e = k->e;
+    int d = h->request ? 0 : 1;
+    e->st.messages[d]++;
+    e->st.bytes[d] += HP_PREFIX + m->n;
+    int v = HP_KEEP;
+    char why[256] = "";
+    if (h->judged && e->cfg.judge != NULL) {
+        hp_message hm = {m->p, m->n, m->hdr[0] == 1, h->request, h->enc};
+        v = e->cfg.judge(e->cfg.judge_ctx, &hm, why, sizeof why);
+    }
+    if (v == HP_REFUSE) {
+        msg_done(m);
+        char t[300];
+        snprintf(t, sizeof t, "proxy: %s", why[0] ? why : "message refused");
+        call_fail(k, 13, t);
+        return false;
+    }
+    if (v != HP_KEEP) {
+        msg_done(m);
+        return true;
+    }
+    e->st.kept[d]++;
+    e->st.kept_bytes[d] += HP_PREFIX + m->n;
+    m->next = NULL;
+    if (h->qt)
+        h->qt->next = m;
+    else
+        h->qh = m;
+    h->qt = m;
+    if (h->request)
+        resume(k->uc, k->usid, h);
+    else
+        resume(k->dc, k->dsid, h);
+    return true;
+}
+
+/* DATA bytes [p, p + n) of a call's half, as they lie in c's ring. */
+static void feed(hp_call *k, hp_half *h, hp_conn *c, int32_t sid, const uint8_t *p, size_t n)
+{
+    hp_engine *e = k->e;
+    while (n > 0) {
+        hp_msg *m = h->cur;
+        if (m == NULL) {
+            m = msg_new(e);
+            if (m == NULL) {
+                give_back(c, sid, n);
+                call_fail(k, 8, "proxy: out of memory");
+                return;
+            }
+            m->src = c;
+            c->nmsgs++;
+            m->src_sid = sid;
+            m->start = c->ring.consumed + (uint64_t)(p - (c->ring.base + c->ring.r));
+            m->pinning = true;
+            m->in_hold = true;
+            m->queued = true;
+            if (c->ht)
+                c->ht->hnext = m;
+            else
+                c->hh = m;
+            c->ht = m;
+            h->cur = m;
+            h->hdr_have = 0;
+        }
+        if (h->hdr_have < HP_PREFIX) {
+            size_t t = HP_PREFIX - h->hdr_have;
+            if (t > n)
+                t = n;
+            memcpy(m->hdr + h->hdr_have, p, t);
+            h->hdr_have += (uint32_t)t;
+            m->credit += (uint32_t)t;
+            p += t;
+            n -= t;
+            if (h->hdr_have < HP_PREFIX)
+                return;
+            uint32_t len = (uint32_t)m->hdr[1] << 24 | (uint32_t)m->hdr[2] << 16 |
+                           (uint32_t)m->hdr[3] << 8 | m->hdr[4];
+            const char *bad = NULL;
+            int status = 13;
+            char t2[160];
+            if (m->hdr[0] > 1) {
+                snprintf(t2, sizeof t2, "proxy: message flag byte is %u (0 or 1 expected)",
+                         m->hdr[0]);
+                bad = t2;
+            } else if (m->hdr[0] == 1 && h->enc[0] == '\0') {
+                bad = "proxy: compressed message without a grpc-encoding";
+            } else if (len > HP_MAX_MESSAGE) {
+                snprintf(t2, sizeof t2, "proxy: message of %u bytes is over the limit of %u",
+                         len, HP_MAX_MESSAGE);
+                bad = t2;
+                status = 8;
+            }
+            if (bad != NULL) {
+                give_back(c, sid, n);
+                call_fail(k, status, bad);
+                return;
+            }
+            m->n = len;
+            m->p = p;
+        }
+        size_t t = m->n - m->got;
+        if (t > n)
+            t = n;
+        if (t > 0) {
+            if (m->heap == NULL && m->got > 0 && m->p + m->got != p) {
+                /* split across DATA frames: gather it */
+                if (!msg_to_heap(m)) {
+                    give_back(c, sid, n);
+                    call_fail(k, 8, "proxy: out of memory");
+                    return;
+                }
+            }
+            if (m->got == 0 && m->heap == NULL)
+                m->p = p;
+            if (m->heap != NULL) {
+                memcpy(m->heap + m->got, p, t);
+                e->st.bytes_copied += t;
+                if (m->pinning) {
+                    m->pinning = false;
+                }
+            }
+            m->got += (uint32_t)t;
+            m->credit += (uint32_t)t;
+            p += t;
+            n -= t;
+        }
+        if (m->got == m->n) {
+            h->cur = NULL;
+            h->hdr_have = 0;
+            if (!message(k, h, m)) {
+                give_back(c, sid, n);
+                return;
+            }
+        }
+    }
+}
+
+/* The sender ended its side: a message cut short fails the call. */
+static void half_end(hp_call *k, hp_half *h)
+{
+    if (h->ended)
+        return;
+    h->ended = true;
+    if (h->cur != NULL) {
+        call_fail(k, 13, h->request ? "proxy: the client's stream ended inside a message"
+                                    : "proxy: the server's stream ended inside a message");
+        return;
+    }
+    if (h->request)
+        resume(k->uc, k->usid, h);
+    else
+        resume(k->dc, k->dsid, h);
+}
+
+/* ---- the data source: kept messages out as DATA, never copied */
+
+static ssize_t source_read(nghttp2_session *s, int32_t sid, uint8_t *buf, size_t length,
+                           uint32_t *flags, nghttp2_data_source *src, void *ud)
+{
+    (void)buf;
+    (void)ud;
+    hp_half *h = src->ptr;
+    hp_call *k = h->call;
+    hp_msg *m = h->qh;
+    if (m == NULL) {
+        if (!h->ended) {
+            h->deferred = true;
+            return NGHTTP2_ERR_DEFERRED;
+        }
+        *flags |= NGHTTP2_DATA_FLAG_EOF;
+        h->out_done = true;
+        if (!h->request && k->trl.n > 0) {
+            nv_list l;
+            if (nv_make(k->e, &k->trl, &l)) {
+                *flags |= NGHTTP2_DATA_FLAG_NO_END_STREAM;
+                nghttp2_submit_trailer(s, sid, l.nv, l.n);
+                nv_done(&l);
+            }
+        }
+        return 0;
+    }
+    size_t left = HP_PREFIX + m->n - m->sent;
+    *flags |= NGHTTP2_DATA_FLAG_NO_COPY;
+    return (ssize_t)(left < length ? left : length);
+}
+
+static const nghttp2_data_provider *provider(hp_half *h, nghttp2_data_provider *p)
+{
+    p->source.ptr = h;
+    p->read_callback = source_read;
+    return p;
+}
+
+static size_t oq_room(const hp_conn *c)
+{
+    return HP_OQ - c->oq_n;
+}
+
+static void oq_push(hp_conn *c, const void *p, size_t n, hp_msg *m)
+{
+    if (n == 0)
+        return;
+    if (m == NULL && c->oq_n > 0) {
+        size_t last = (c->oq_head + c->oq_n - 1) % HP_OQ;
+        struct iovec *v = &c->oq[last];
+        if (c->oq_msg[last] == NULL && (const uint8_t *)v->iov_base + v->iov_len == p) {
+            v->iov_len += n;
+            return;
+        }
+    }
+    size_t i = (c->oq_head + c->oq_n) % HP_OQ;
+    c->oq[i].iov_base = (void *)p;
+    c->oq[i].iov_len = n;
+    c->oq_msg[i] = m;
+    if (m)
+        m->refs++;
+    c->oq_n++;
+}
+
+/* Control bytes still to go out must stay where the iovecs point: the
+ * buffer starts over only when the queue is empty. */
+static uint8_t *ctl_take(hp_conn *c, size_t n)
+{
+    if (c->oq_n == 0)
+        c->ctl_len = 0;
+    if (HP_CTL - c->ctl_len < n)
+        return NULL;
+    uint8_t *p = c->ctl + c->ctl_len;
+    c->ctl_len += n;
+    return p;
+}
+
+static int send_data(nghttp2_session *s, nghttp2_frame *f, const uint8_t *fh, size_t length,
+                     nghttp2_data_source *src, void *ud)
+{
+    (void)s;
+    hp_conn *c = ud;
+    hp_half *h = src->ptr;
+    if (f->data.padlen > 0)
+        return NGHTTP2_ERR_CALLBACK_FAILURE;
+    if (oq_room(c) < 3)
+        return NGHTTP2_ERR_WOULDBLOCK;
+    uint8_t *hd = ctl_take(c, 9);
+    if (hd == NULL)
+        return NGHTTP2_ERR_WOULDBLOCK;
+    memcpy(hd, fh, 9);
+    oq_push(c, hd, 9, NULL);
+    hp_msg *m = h->qh;
+    size_t left = length;
+    if (m == NULL)
+        return left == 0 ? 0 : NGHTTP2_ERR_CALLBACK_FAILURE;
+    if (m->sent < HP_PREFIX && left > 0) {
+        size_t t = HP_PREFIX - m->sent;
+        if (t > left)
+            t = left;
+        oq_push(c, m->hdr + m->sent, t, m);
+        m->sent += (uint32_t)t;
+        left -= t;
+    }
+    if (left > 0) {
+        oq_push(c, m->p + (m->sent - HP_PREFIX), left, m);
+        m->sent += (uint32_t)left;
+    }
+    if (m->sent == HP_PREFIX + m->n) {
+        h->qh = m->next;
+        if (h->qh == NULL)
+            h->qt = NULL;
+        m->queued = false;
+        if (m->refs == 0)
+            msg_done(m);
+    }
+    return 0;
+}
+
+static ssize_t send_cb(nghttp2_session *s, const uint8_t *data, size_t length, int flags, void *ud)
+{
+    (void)s;
+    (void)flags;
+    hp_conn *c = ud;
+    if (oq_room(c) < 1)
+        return NGHTTP2_ERR_WOULDBLOCK;
+    if (c->oq_n == 0)
+        c->ctl_len = 0;
+    size_t room = HP_CTL - c->ctl_len;
+    if (room == 0)
+        return NGHTTP2_ERR_WOULDBLOCK;
+    size_t n = length < room ? length : room;
+    uint8_t *p = ctl_take(c, n);
+    memcpy(p, data, n);
+    oq_push(c, p, n, NULL);
+    return (ssize_t)n;
+}
+
+static ssize_t read_length(nghttp2_session *s, uint8_t type, int32_t sid, int32_t conn_window,
+                           int32_t stream_window, uint32_t max_frame, void *ud)
+{
+    (void)s;
+    (void)type;
+    (void)sid;
+    (void)ud;
+    int32_t w = conn_window < stream_window ? conn_window : stream_window;
+    if (w < 1)
+        w = 1;
+    return (uint32_t)w < max_frame ? w : (ssize_t)max_frame;
+}
+
+/* Writes the queue; the messages whose last bytes went out are done.
+ * 0, or -1 when the socket failed. */
+static int flush(hp_conn *c)
+{
+    while (c->oq_n > 0) {
+        size_t cnt = HP_OQ - c->oq_head;
+        if (cnt > c->oq_n)
+            cnt = c->oq_n;
+        if (cnt > IOV_MAX)
+            cnt = IOV_MAX;
+        struct msghdr mh = {.msg_iov = &c->oq[c->oq_head], .msg_iovlen = cnt};
+        ssize_t w = sendmsg(c->fd, &mh, MSG_NOSIGNAL); /* writev, without SIGPIPE */
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            if (errno == EAGAIN || errno == EWOULDBLOCK)
+                return 0;
+            return -1;
+        }
+        size_t left = (size_t)w;
+        while (c->oq_n > 0) {
+            struct iovec *v = &c->oq[c->oq_head];
+            if (left < v->iov_len) {
+                v->iov_base = (uint8_t *)v->iov_base + left;
+                v->iov_len -= left;
+                break;
+            }
+            left -= v->iov_len;
+            hp_msg *m = c->oq_msg[c->oq_head];
+            c->oq_msg[c->oq_head] = NULL;
+            c->oq_head = (c->oq_head + 1) % HP_OQ;
+            c->oq_n--;
+            if (m != NULL && --m->refs == 0 && !m->queued)
+                msg_done(m);
+        }
+    }
+    c->ctl_len = 0;
+    return 0;
+}
+
+static void pump(hp_conn *c)
+{
+    if (c->closed || c->connecting || c->s == NULL)
+        return;
+    for (int i = 0; i < 16; i++) {
+        int rv = nghttp2_session_send(c->s);
+        if (rv != 0) {
+            conn_fail(c, nghttp2_strerror(rv));
+            return;
+        }
+        if (flush(c) != 0) {
+            conn_fail(c, strerror(errno));
+            return;
+        }
+        if (c->oq_n > 0 || !nghttp2_session_want_write(c->s))
+            break;
+    }
+    conn_events(c);
+    if (c->oq_n == 0 && !nghttp2_session_want_read(c->s) && !nghttp2_session_want_write(c->s))
+        conn_fail(c, "the session ended");
+}
+
+/* ---- nghttp2 callbacks: what arrives */
+
+static hp_call *stream_call(hp_conn *c, int32_t sid)
+{
+    return nghttp2_session_get_stream_user_data(c->s, sid);
+}
+
+static int on_begin_headers(nghttp2_session *s, const nghttp2_frame *f, void *ud)
+{
+    hp_conn *c = ud;
+    hp_engine *e = c->e;
+    if (f->hd.type != NGHTTP2_HEADERS)
+        return 0;
+    if (!c->upstream) {
+        if (f->headers.cat != NGHTTP2_HCAT_REQUEST)
+            return 0;
+        hp_call *k = xmalloc(e, sizeof *k);
+        if (k == NULL)
+            return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+        memset(k, 0, sizeof *k);
+        k->e = e;
+        k->dc = c;
+        k->dsid = f->hd.stream_id;
+        k->req.call = k;
+        k->rsp.call = k;
+        k->req.request = true;
+        k->req.judged = e->cfg.judge_requests;
+        k->rsp.judged = e->cfg.judge_responses;
+        k->dnext = c->calls;
+        if (c->calls)
+            c->calls->dprev = k;
+        c->calls = k;
+        e->ncalls++;
+        e->st.calls++;
+        nghttp2_session_set_stream_user_data(s, f->hd.stream_id, k);
+        return 0;
+    }
+    hp_call *k = stream_call(c, f->hd.stream_id);
+    if (k != NULL && f->headers.cat == NGHTTP2_HCAT_HEADERS) {
+        k->in_trailers = true;
+        if (!k->failed)
+            hdrs_clear(&k->trl);
+    }
+    return 0;
+}
+
+static void note_encoding(hp_half *h, const uint8_t *v, size_t vl)
+{
+    if ((vl == 8 && memcmp(v, "identity", 8) == 0) || vl >= sizeof h->enc) {
+        h->enc[0] = vl >= sizeof h->enc ? '?' : '\0';
+        h->enc[vl >= sizeof h->enc ? 1 : 0] = '\0';
+        return;
+    }
+    memcpy(h->enc, v, vl);
+    h->enc[vl] = '\0';
+}
+
+static int on_header(nghttp2_session *s, const nghttp2_frame *f, const uint8_t *name, size_t nl,
+                     const uint8_t *val, size_t vl, uint8_t flags, void *ud)
+{
+    (void)s;
+    hp_conn *c = ud;
+    if (f->hd.type != NGHTTP2_HEADERS)
+        return 0;
+    hp_call *k = stream_call(c, f->hd.stream_id);
+    if (k == NULL)
+        return 0;
+    hp_hdrs *h;
+    if (!c->upstream) {
+        if (f->headers.cat != NGHTTP2_HCAT_REQUEST)
+            return 0; /* a client's trailers: gRPC has none */
+        h = &k->reqh;
+        if (nl == 13 && memcmp(name, "grpc-encoding", 13) == 0)
+            note_encoding(&k->req, val, vl);
+    } else if (k->in_trailers) {
+        if (k->failed)
+            return 0;
+        h = &k->trl;
+    } else {
+        h = &k->rsph;
+        if (nl == 13 && memcmp(name, "grpc-encoding", 13) == 0)
+            note_encoding(&k->rsp, val, vl);
+    }
+    if (!hdrs_add(c->e, h, name, nl, val, vl, flags & NGHTTP2_NV_FLAG_NO_INDEX))
+        return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+    return 0;
+}
+
+static int on_frame_recv(nghttp2_session *s, const nghttp2_frame *f, void *ud)
+{
+    (void)s;
+    hp_conn *c = ud;
+    if (f->hd.type == NGHTTP2_GOAWAY) {
+        if (c->upstream) {
+            c->goaway = true;
+            if (c->e->up == c)
+                c->e->up = NULL;
+        }
+        return 0;
+    }
+    if (f->hd.type != NGHTTP2_HEADERS && f->hd.type != NGHTTP2_DATA)
+        return 0;
+    hp_call *k = stream_call(c, f->hd.stream_id);
+    if (k == NULL)
+        return 0;
+    bool end = (f->hd.flags & NGHTTP2_FLAG_END_STREAM) != 0;
+    if (!c->upstream) {
+        if (f->hd.type == NGHTTP2_HEADERS && f->headers.cat == NGHTTP2_HCAT_REQUEST) {
+            if (c->e->draining) {
+                /* raced the GOAWAY: nghttp2 refuses later ones itself */
+                nghttp2_submit_rst_stream(c->s, NGHTTP2_FLAG_NONE, k->dsid,
+                                          NGHTTP2_REFUSED_STREAM);
+                mark_dirty(c);
+                k->failed = true;
+                return 0;
+            }
+            call_start(k);
+        }
+        if (end && !k->failed)
+            half_end(k, &k->req);
+        return 0;
+    }
+    if (k->failed || k->dc == NULL)
+        return 0;
+    if (f->hd.type == NGHTTP2_HEADERS && f->headers.cat == NGHTTP2_HCAT_RESPONSE) {
+        nv_list l;
+        if (!nv_make(c->e, &k->rsph, &l)) {
+            call_fail(k, 8, "proxy: out of memory");
+            return 0;
+        }
+        nghttp2_data_provider p;
+        k->rsp_submitted = true;
+        if (end) {
+            k->rsp.ended = true;
+            k->rsp.out_done = true;
+            nghttp2_submit_response(k->dc->s, k->dsid, l.nv, l.n, NULL);
+        } else {
+            nghttp2_submit_response(k->dc->s, k->dsid, l.nv, l.n, provider(&k->rsp, &p));
+        }
+        nv_done(&l);
+        mark_dirty(k->dc);
+        return 0;
+    }
+    if (end)
+        half_end(k, &k->rsp);
+    return 0;
+}
+
+static int on_data_chunk(nghttp2_session *s, uint8_t flags, int32_t sid, const uint8_t *data,
+                         size_t len, void *ud)
+{
+    (void)flags;
+    hp_conn *c = ud;
+    hp_call *k = nghttp2_session_get_stream_user_data(s, sid);
+    if (k == NULL || k->failed) {
+        give_back(c, sid, len);
+        return 0;
+    }
+    hp_half *h = c->upstream ? &k->rsp : &k->req;
+    bool open = c->upstream ? k->dc != NULL : k->uc != NULL;
+    if (!open) {
+        give_back(c, sid, len);
+        return 0;
+    }
+    feed(k, h, c, sid, data, len);
+    return 0;
+}
+
+static int on_stream_close(nghttp2_session *s, int32_t sid, uint32_t code, void *ud)
+{
+    hp_conn *c = ud;
+    hp_call *k = nghttp2_session_get_stream_user_data(s, sid);
+    if (k == NULL)
+        return 0;
+    hp_engine *e = c->e;
+    if (!c->upstream) {
+        if (k->dc != c)
+            return 0;
+        call_unlink_d(k);
+        half_drop(&k->rsp);
+        if (code != NGHTTP2_NO_ERROR && !k->failed)
+            e->st.calls_cancelled++;
+        if (k->uc != NULL) {
+            if (k->usid > 0 && k->uc->s != NULL) {
+                nghttp2_submit_rst_stream(k->uc->s, NGHTTP2_FLAG_NONE, k->usid, NGHTTP2_CANCEL);
+                mark_dirty(k->uc);
+            } else if (k->usid == 0) {
+                call_unlink_u(k);
+            }
+        }
+        call_maybe_free(k);
+        return 0;
+    }
+    if (k->uc != c)
+        return 0;
+    call_unlink_u(k);
+    half_drop(&k->req);
+    if (!k->failed && k->dc != NULL && !k->rsp.ended) {
+        if (code == NGHTTP2_REFUSED_STREAM) {
+            call_fail(k, 14, "proxy: the server refused the stream");
+            return 0;
+        }
+        if (code != NGHTTP2_NO_ERROR) {
+            e->st.calls_cancelled++;
+            nghttp2_submit_rst_stream(k->dc->s, NGHTTP2_FLAG_NONE, k->dsid, code);
+            mark_dirty(k->dc);
+        } else {
+            call_fail(k, 13, "proxy: the server closed the stream without a status");
+            return 0;
+        }
+    }
+    call_maybe_free(k);
+    return 0;
+}
+
+/* ---- connections: life and death */
+
+static bool session_new(hp_conn *c, char *err, size_t errlen)
+{
+    hp_engine *e = c->e;
+    int rv = c->upstream ? nghttp2_session_client_new3(&c->s, e->cbs, c, e->opt, &e->mem)
+                         : nghttp2_session_server_new3(&c->s, e->cbs, c, e->opt, &e->mem);
+    if (rv != 0) {
+        tr_say(err, errlen, "nghttp2: %s", nghttp2_strerror(rv));
+        return false;
+    }
+    nghttp2_settings_entry set[] = {
+        {NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, HP_STREAM_WINDOW},
+        {NGHTTP2_SETTINGS_MAX_FRAME_SIZE, HP_STREAM_WINDOW},
+        {NGHTTP2_SETTINGS_ENABLE_PUSH, 0},
+    };
+    size_t nset = c->upstream ? 3 : 2;
+    if (nghttp2_submit_settings(c->s, NGHTTP2_FLAG_NONE, set, nset) != 0 ||
+        nghttp2_session_set_local_window_size(c->s, NGHTTP2_FLAG_NONE, 0, HP_CONN_WINDOW) != 0) {
+        tr_say(err, errlen, "nghttp2: cannot set the windows");
+        return false;
+    }
+    return true;
+}
+
+static hp_conn *conn_new(hp_engine *e, int fd, bool upstream, char *err, size_t errlen)
+{
+    hp_conn *c = xmalloc(e, sizeof *c);
+    if (c == NULL) {
+        tr_say(err, errlen, "out of memory");
+        close(fd);
+        return NULL;
+    }
+    memset(c, 0, sizeof *c);
+    c->e = e;
+    c->fd = fd;
+    c->upstream = upstream;
+    if (rb_init(&c->ring, HP_RING, RB_MIRROR, err, errlen) != 0) {
+        close(fd);
+        free(c);
+        return NULL;
+    }
+    e->st.allocations += c->ring.allocations;
+    if (!session_new(c, err, errlen)) {
+        rb_destroy(&c->ring);
+        close(fd);
+        free(c);
+        return NULL;
+    }
+    struct epoll_event x = {.events = EPOLLIN, .data.ptr = c};
+    if (epoll_ctl(e->ep, EPOLL_CTL_ADD, fd, &x) != 0) {
+        tr_say(err, errlen, "epoll: %s", strerror(errno));
+        nghttp2_session_del(c->s);
+        rb_destroy(&c->ring);
+        close(fd);
+        free(c);
+        return NULL;
+    }
+    c->events = EPOLLIN;
+    c->next = e->conns;
+    if (e->conns)
+        e->conns->prev = c;
+    e->conns = c;
+    mark_dirty(c);
+    return c;
+}
+
+static void conn_reap(hp_engine *e, bool all)
+{
+    for (hp_conn *c = e->conns, *next; c != NULL; c = next) {
+        next = c->next;
+        if (!c->closed || c->dirty || (!all && c->nmsgs > 0))
+            continue;
+        if (c->prev)
+            c->prev->next = c->next;
+        else
+            e->conns = c->next;
+        if (c->next)
+            c->next->prev = c->prev;
+        e->held -= c->ring.len;
+        rb_destroy(&c->ring);
+        free(c);
+    }
+}
+
+/* The connection is gone (or given up): its calls learn it, its queue is
+ * dropped, its session deleted. The struct (and its ring, which messages
+ * queued elsewhere may still point into) lives until nothing holds it. */
+static void conn_fail(hp_conn *c, const char *why)
+{
+    hp_engine *e = c->e;
+    if (c->closed)
+        return;
+    c->closed = true;
+    if (e->up == c)
+        e->up = NULL;
+    epoll_ctl(e->ep, EPOLL_CTL_DEL, c->fd, NULL);
+    close(c->fd);
+    c->fd = -1;
+    while (c->calls != NULL) {
+        hp_call *k = c->calls;
+        if (c->upstream) {
+            call_unlink_u(k);
+            half_drop(&k->req);
+            if (!k->failed && k->dc != NULL && !k->rsp.ended) {
+                char m[400];
+                snprintf(m, sizeof m, "proxy: the connection to the server failed: %s", why);
+                call_fail(k, 14, m);
+            } else {
+                call_maybe_free(k);
+            }
+        } else {
+            call_unlink_d(k);
+            half_drop(&k->rsp);
+            if (!k->failed)
+                e->st.calls_cancelled++;
+            if (k->uc != NULL) {
+                if (k->usid > 0 && k->uc->s != NULL) {
+                    nghttp2_submit_rst_stream(k->uc->s, NGHTTP2_FLAG_NONE, k->usid,
+                                              NGHTTP2_CANCEL);
+                    mark_dirty(k->uc);
+                } else if (k->usid == 0) {
+                    call_unlink_u(k);
+                }
+            }
+            call_maybe_free(k);
+        }
+    }
+    while (c->oq_n > 0) {
+        hp_msg *m = c->oq_msg[c->oq_head];
+        c->oq_msg[c->oq_head] = NULL;
+        c->oq_head = (c->oq_head + 1) % HP_OQ;
+        c->oq_n--;
+        if (m != NULL && --m->refs == 0 && !m->queued)
+            msg_done(m);
+    }
+    nghttp2_session_del(c->s);
+    c->s = NULL;
+    conn_advance(c);
+}
+
+static void conn_read(hp_conn *c)
+{
+    hp_engine *e = c->e;
+    for (int i = 0; i < HP_READS && !c->closed; i++) {
+        size_t room;
+        if (c->ring.cap - c->ring.len < c->ring.cap / 4)
+            conn_evacuate(c);
+        uint8_t *w = rb_space(&c->ring, &room);
+        if (room == 0) {
+            c->paused = true;
+            conn_events(c);
+            return;
+        }
+        if (room > RB_READ_CHUNK)
+            room = RB_READ_CHUNK;
+        ssize_t r = read(c->fd, w, room);
+        if (r < 0) {
+            if (errno == EINTR)
+                continue;
+            if (errno == EAGAIN || errno == EWOULDBLOCK)
+                return;
+            conn_fail(c, strerror(errno));
+            return;
+        }
+        if (r == 0) {
+            conn_fail(c, "the peer closed the connection");
+            return;
+        }
+        rb_commit(&c->ring, (size_t)r);
+        e->held += (uint64_t)r;
+        if (e->held > e->st.peak_held)
+            e->st.peak_held = e->held;
+        ssize_t rv = nghttp2_session_mem_recv(c->s, w, (size_t)r);
+        if (c->closed)
+            return;
+        if (rv < 0) {
+            conn_fail(c, nghttp2_strerror((int)rv));
+            return;
+        }
+        conn_advance(c);
+        mark_dirty(c);
+        if ((size_t)r < room)
+            return;
+    }
+}
+
+/* ---- stopping */
+
+static void drain_start(hp_engine *e)
+{
+    if (e->draining) {
+        /* asked again: stop now; but not for the copy of one signal that
+         * arrives twice (`timeout` sends it to the child and its group) */
+        if (now_ns() - e->drain_ns > 1000000000u)
+            e->deadline_ns = now_ns();
+        return;
+    }
+    e->drain_ns = now_ns();
+    e->draining = true;
+    e->deadline_ns = now_ns() + (uint64_t)e->cfg.grace_ms * 1000000u;
+    if (e->lfd >= 0) {
+        epoll_ctl(e->ep, EPOLL_CTL_DEL, e->lfd, NULL);
+        close(e->lfd);
+        e->lfd = -1;
+    }
+    for (hp_conn *c = e->conns; c != NULL; c = c->next)
+        if (!c->closed && !c->upstream) {
+            nghttp2_submit_goaway(c->s, NGHTTP2_FLAG_NONE,
+                                  nghttp2_session_get_last_proc_stream_id(c->s),
+                                  NGHTTP2_NO_ERROR, NULL, 0);
+            mark_dirty(c);
+        }
+}
+
+/* The grace period is over: every call left is reset both ways. */
+static void cancel_all(hp_engine *e)
+{
+    for (hp_conn *c = e->conns; c != NULL; c = c->next) {
+        if (c->closed || c->upstream)
+            continue;
+        for (hp_call *k = c->calls; k != NULL; k = k->dnext) {
+            nghttp2_submit_rst_stream(c->s, NGHTTP2_FLAG_NONE, k->dsid, NGHTTP2_CANCEL);
+            if (!k->failed)
+                e->st.calls_cancelled++;
+            k->failed = true;
+        }
+        mark_dirty(c);
+    }
+    for (hp_conn *c = e->conns; c != NULL; c = c->next) {
+        if (c->closed || !c->upstream)
+            continue;
+        for (hp_call *k = c->calls; k != NULL; k = k->unext)
+            if (k->usid > 0)
+                nghttp2_submit_rst_stream(c->s, NGHTTP2_FLAG_NONE, k->usid, NGHTTP2_CANCEL);
+        mark_dirty(c);
+    }
+}
+
+/* ---- the engine */
+
+static void accept_all(hp_engine *e)
+{
+    for (int i = 0; i < 64 && e->lfd >= 0; i++) {
+        int fd = accept4(e->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0)
+            return; /* EAGAIN, or a connection that failed before we took it */
+        int one = 1;
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        char err[NET_ERR_LEN];
+        if (conn_new(e, fd, false, err, sizeof err) != NULL)
+            e->st.connections++;
+    }
+}
+
+static void pump_dirty(hp_engine *e)
+{
+    for (int rounds = 0; e->dirty != NULL && rounds < 100000; rounds++) {
+        hp_conn *c = e->dirty;
+        e->dirty = c->dnext;
+        c->dirty = false;
+        pump(c);
+    }
+}
+
+hp_engine *hp_new(const hp_config *cfg, char *err, size_t errlen)
+{
+    hp_engine *e = calloc(1, sizeof *e);
+    if (e == NULL) {
+        tr_say(err, errlen, "out of memory");
+        close(cfg->listen_fd);
+        return NULL;
+    }
+    e->st.allocations = 1;
+    e->cfg = *cfg;
+    if (e->cfg.grace_ms <= 0)
+        e->cfg.grace_ms = 5000;
+    e->lfd = cfg->listen_fd;
+    e->ep = -1;
+    e->efd = -1;
+    snprintf(e->upstream, sizeof e->upstream, "%s", cfg->upstream);
+    net_addr a;
+    if (net_parse_addr(cfg->upstream, &a, err, errlen) != 0)
+        goto fail;
+    struct addrinfo hints, *res = NULL;
+    memset(&hints, 0, sizeof hints);
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_NUMERICSERV;
+    char port[8];
+    snprintf(port, sizeof port, "%u", (unsigned)a.port);
+    int g = getaddrinfo(a.host[0] ? a.host : "127.0.0.1", port, &hints, &res);
+    if (g != 0 || res == NULL) {
+        tr_say(err, errlen, "cannot resolve %s: %s", cfg->upstream, gai_strerror(g));
+        goto fail;
+    }
+    memcpy(&e->up_addr, res->ai_addr, res->ai_addrlen);
+    e->up_len = res->ai_addrlen;
+    freeaddrinfo(res);
+
+    e->mem = (nghttp2_mem){e, h2_malloc, h2_free, h2_calloc, h2_realloc};
+    if (nghttp2_session_callbacks_new(&e->cbs) != 0 || nghttp2_option_new(&e->opt) != 0) {
+        tr_say(err, errlen, "out of memory");
+        goto fail;
+    }
+    e->st.allocations += 2;
+    nghttp2_option_set_no_auto_window_update(e->opt, 1);
+    nghttp2_option_set_peer_max_concurrent_streams(e->opt, 1000);
+    nghttp2_session_callbacks_set_send_callback(e->cbs, send_cb);
+    nghttp2_session_callbacks_set_send_data_callback(e->cbs, send_data);
+    nghttp2_session_callbacks_set_data_source_read_length_callback(e->cbs, read_length);
+    nghttp2_session_callbacks_set_on_begin_headers_callback(e->cbs, on_begin_headers);
+    nghttp2_session_callbacks_set_on_header_callback(e->cbs, on_header);
+    nghttp2_session_callbacks_set_on_frame_recv_callback(e->cbs, on_frame_recv);
+    nghttp2_session_callbacks_set_on_data_chunk_recv_callback(e->cbs, on_data_chunk);
+    nghttp2_session_callbacks_set_on_stream_close_callback(e->cbs, on_stream_close);
+
+    e->ep = epoll_create1(EPOLL_CLOEXEC);
+    e->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (e->ep < 0 || e->efd < 0) {
+        tr_say(err, errlen, "epoll: %s", strerror(errno));
+        goto fail;
+    }
+    int fl = fcntl(e->lfd, F_GETFL);
+    if (fl < 0 || fcntl(e->lfd, F_SETFL, fl | O_NONBLOCK) != 0) {
+        tr_say(err, errlen, "listening socket: %s", strerror(errno));
+        goto fail;
+    }
+    struct epoll_event x = {.events = EPOLLIN, .data.ptr = &e->tag_listen};
+    struct epoll_event y = {.events = EPOLLIN, .data.ptr = &e->tag_efd};
+    struct epoll_event z = {.events = EPOLLIN, .data.ptr = &e->tag_stop};
+    if (epoll_ctl(e->ep, EPOLL_CTL_ADD, e->lfd, &x) != 0 ||
+        epoll_ctl(e->ep, EPOLL_CTL_ADD, e->efd, &y) != 0 ||
+        (cfg->stop_fd >= 0 && epoll_ctl(e->ep, EPOLL_CTL_ADD, cfg->stop_fd, &z) != 0)) {
+        tr_say(err, errlen, "epoll: %s", strerror(errno));
+        goto fail;
+    }
+    return e;
+fail:
+    hp_free(e);
+    return NULL;
+}
+
+void hp_stop(hp_engine *e)
+{
+    uint64_t one = 1;
+    ssize_t r = write(e->efd, &one, sizeof one);
+    (void)r;
+}
+
+const hp_stats *hp_stats_of(const hp_engine *e)
+{
+    return &e->st;
+}
+
+int hp_run(hp_engine *e, char *err, size_t errlen)
+{
+    struct epoll_event ev[64];
+    for (;;) {
+        pump_dirty(e);
+        conn_reap(e, false);
+        if (e->draining && e->ncalls == 0)
+            break;
+        int timeout = -1;
+        if (e->draining) {
+            uint64_t now = now_ns();
+            if (now >= e->deadline_ns) {
+                cancel_all(e);
+                pump_dirty(e);
+                break;
+            }
+            timeout = (int)((e->deadline_ns - now) / 1000000u) + 1;
+        }
+        int n = epoll_wait(e->ep, ev, 64, timeout);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            tr_say(err, errlen, "epoll_wait: %s", strerror(errno));
+            return -1;
+        }
+        for (int i = 0; i < n; i++) {
+            void *p = ev[i].data.ptr;
+            if (p == &e->tag_listen) {
+                accept_all(e);
+            } else if (p == &e->tag_efd || p == &e->tag_stop) {
+                uint8_t buf[128];
+                ssize_t r = read(p == &e->tag_efd ? e->efd : e->cfg.stop_fd, buf, sizeof buf);
+                (void)r;
+                drain_start(e);
+            } else {
+                hp_conn *c = p;
+                if (c->closed)
+                    continue;
+                if (c->connecting) {
+                    connected(c);
+                    continue;
+                }
+                if (ev[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR))
+                    conn_read(c);
+                if (!c->closed && (ev[i].events & EPOLLOUT))
+                    mark_dirty(c);
+            }
+        }
+    }
+    return 0;
+}
+
+void hp_free(hp_engine *e)
+{
+    if (e == NULL)
+        return;
+    for (hp_conn *c = e->conns; c != NULL; c = c->next)
+        conn_fail(c, "the proxy stopped");
+    e->dirty = NULL;
+    for (hp_conn *c = e->conns; c != NULL; c = c->next)
+        c->dirty = false;
+    conn_reap(e, true);
+    while (e->slabs != NULL) {
+        slab *s = e->slabs;
+        e->slabs = s->next;
+        free(s);
+    }
+    if (e->lfd >= 0)
+        close(e->lfd);
+    if (e->efd >= 0)
+        close(e->efd);
+    if (e->ep >= 0)
+        close(e->ep);
+    if (e->cbs)
+        nghttp2_session_callbacks_del(e->cbs);
+    if (e->opt)
+        nghttp2_option_del(e->opt);
+    free(e);
+}

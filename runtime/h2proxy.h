@@ -1,0 +1,143 @@
+/* h2proxy.h: a gRPC proxy over HTTP/2 (nghttp2) that judges each message
+ * through a callback and forwards only the kept ones, byte for byte.
+ *
+ * One engine is one epoll loop on one thread: it accepts HTTP/2 cleartext
+ * connections (prior knowledge) on a listening socket the caller made, and
+ * opens a stream to the server at `upstream` for each call, over one client
+ * connection that every call shares (a new one when it fails or the server
+ * sends GOAWAY). The engine has no globals: several can run on several
+ * threads, each with its own listening socket.
+ *
+ * What travels unchanged: request headers, response headers and trailers
+ * (grpc-status, grpc-message, custom metadata; content-length is dropped,
+ * since dropping messages changes the body), every method and content-type,
+ * RST_STREAM both ways (a client's cancel reaches the server as CANCEL, a
+ * server's reset reaches the client with its code); grpc-timeout is a header
+ * and travels with the others, so the server and the client each enforce it.
+ * What the proxy says itself, as a gRPC status in trailers (a trailers-only
+ * response when no response headers went out yet):
+ *   UNAVAILABLE (14)        the server cannot be reached, or its connection
+ *                           fails or is refused while the call is open;
+ *   INTERNAL (13)           a malformed message: compressed (flag 1) without
+ *                           a grpc-encoding on the call, a flag byte other
+ *                           than 0 or 1, a stream that ends inside a
+ *                           message, or the judge refusing it (HP_REFUSE);
+ *   RESOURCE_EXHAUSTED (8)  a message longer than HP_MAX_MESSAGE.
+ * Such an error ends that call only (the other side gets RST_STREAM
+ * CANCEL); other calls on the same connections go on.
+ *
+ * Messages. Every DATA byte of a call is split into gRPC messages (both
+ * directions, so both get the checks above); a message in a judged
+ * direction goes to the judge, the others are kept. A kept message goes out
+ * as DATA frames through nghttp2's no-copy data source: its 5-byte prefix
+ * and its payload are two iovecs of the writev that sends the frame, and
+ * the payload is the bytes it arrived in, in the receiving connection's
+ * read ring (ring.h, mirrored, so a read that wraps stays contiguous).
+ * Copies happen only when a message's payload arrived split across DATA
+ * frames (frame headers lie between its parts): it is then gathered into a
+ * buffer of its own, and those bytes are counted in bytes_copied, the buffer
+ * in allocations. A sender that puts each message in one DATA frame (the
+ * bench's load generator, most gRPC stacks for messages under 16 KiB) costs
+ * no copy and no allocation per message: message records come from a free
+ * list, and nghttp2 is given an allocator that counts its own allocations
+ * (h2_allocations; it allocates per stream and per WINDOW_UPDATE, not per
+ * DATA frame).
+ *
+ * Memory and backpressure. Received bytes stay in the connection's ring
+ * until the messages they hold were judged and dropped, or written to the
+ * other side; only then does the proxy give the flow-control credit back
+ * (nghttp2's automatic WINDOW_UPDATE is off). So a client that stops
+ * reading stops its server's stream once HP_STREAM_WINDOW bytes wait in the
+ * proxy, and a connection never has more than HP_CONN_WINDOW bytes of
+ * messages waiting. Bounds: per stream, HP_STREAM_WINDOW (one largest
+ * message and its framing); per connection, its ring (HP_RING bytes of
+ * address space, touched as it is used), plus, when a stalled stream's
+ * oldest message holds the ring's tail while other streams go on, up to
+ * HP_CONN_WINDOW moved out of the ring into buffers of their own (so one
+ * stalled stream never stalls its neighbours; counted as copies).
+ *
+ * Stopping: hp_stop (safe from a signal handler: it writes to an eventfd)
+ * or the stop_fd becoming readable starts a drain: the listening socket is
+ * closed, clients get GOAWAY, calls in flight may finish for grace_ms, then
+ * those left are reset (CANCEL) and hp_run returns. A stop asked again more
+ * than a second later ends the grace period at once.
+ */
+#ifndef TR_H2PROXY_H
+#define TR_H2PROXY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* gRPC's default maximum receive message size. */
+#define HP_MAX_MESSAGE (4u * 1024u * 1024u)
+/* Flow-control windows the proxy grants its peers. */
+#define HP_STREAM_WINDOW (HP_MAX_MESSAGE + 64u * 1024u)
+#define HP_CONN_WINDOW (8u * 1024u * 1024u)
+/* Each connection's read ring (address space; pages are touched as used). */
+#define HP_RING (16u * 1024u * 1024u)
+
+/* A message for the judge: its payload (without the 5-byte prefix). */
+typedef struct {
+    const uint8_t *p;
+    size_t n;
+    bool compressed;      /* the flag byte was 1 */
+    bool request;         /* client to server */
+    const char *encoding; /* the call's grpc-encoding in that direction, "" if none */
+} hp_message;
+
+enum { HP_DROP = 0, HP_KEEP = 1, HP_REFUSE = -1 };
+
+/* HP_KEEP or HP_DROP; HP_REFUSE ends the call with INTERNAL and the text
+ * written to why (NUL-terminated) as grpc-message. Called on the loop's
+ * thread; m->p is valid only during the call. */
+typedef int (*hp_judge_fn)(void *ctx, const hp_message *m, char *why, size_t whylen);
+
+typedef struct {
+    int listen_fd;          /* a listening TCP socket; the engine owns it from hp_new */
+    const char *upstream;   /* HOST:PORT of the server */
+    bool judge_requests;    /* judge client-to-server messages */
+    bool judge_responses;   /* judge server-to-client messages */
+    hp_judge_fn judge;      /* NULL: keep everything */
+    void *judge_ctx;
+    int stop_fd;            /* readable: drain and stop (e.g. a signalfd); -1: none */
+    int grace_ms;           /* how long calls may finish after a stop (0: 5000) */
+} hp_config;
+
+typedef struct {
+    uint64_t connections;          /* client connections accepted */
+    uint64_t upstream_connections; /* connections opened to the server */
+    uint64_t calls;                /* calls begun */
+    uint64_t calls_failed;         /* ended by the proxy: malformed, refused, unavailable */
+    uint64_t calls_cancelled;      /* reset by a client or the server, or at the stop */
+    uint64_t messages[2];          /* messages seen: [0] requests, [1] responses */
+    uint64_t kept[2];              /* of them kept */
+    uint64_t bytes[2];             /* their bytes, prefixes included */
+    uint64_t kept_bytes[2];
+    uint64_t bytes_copied;         /* payload bytes gathered or moved out of a ring */
+    uint64_t messages_copied;      /* messages that needed such a copy */
+    uint64_t allocations;          /* the engine's own, setup included */
+    uint64_t h2_allocations;       /* nghttp2's, through the counting allocator */
+    uint64_t peak_held;            /* most bytes held in all rings at once */
+} hp_stats;
+
+typedef struct hp_engine hp_engine;
+
+/* An engine for c (copied; upstream is resolved now). NULL with err set
+ * (one line) on failure; then c->listen_fd is closed. */
+hp_engine *hp_new(const hp_config *c, char *err, size_t errlen);
+
+/* Runs the loop until a stop has drained. 0, or -1 with err set when the
+ * loop itself failed (epoll). */
+int hp_run(hp_engine *e, char *err, size_t errlen);
+
+/* Starts the drain; async-signal-safe. */
+void hp_stop(hp_engine *e);
+
+/* What the engine did so far. */
+const hp_stats *hp_stats_of(const hp_engine *e);
+
+/* Closes everything and frees the engine. */
+void hp_free(hp_engine *e);
+
+#endif

@@ -1,0 +1,468 @@
+#!/usr/bin/python3
+"""peer.py: the grpcio peers of the proxy's interop test (tests/grpc/run.sh).
+
+Run with Debian's /usr/bin/python3 (python3-grpcio). Messages are raw bytes
+(no protobuf): the serializers are identity functions, so what the peers send
+and receive are the JSON Issues of `triage-demo gen`, byte for byte.
+
+    peer.py server --port-file F --frames F    the test service, on 127.0.0.1
+    peer.py client --target HOST:PORT --frames F --verdicts V
+                                               every check, one line each
+    peer.py quick ... --requests kept|all --responses kept|all [--gzip]
+                                               one direction judged, or gzip
+    peer.py drain ... --proxy-pid PID          SIGTERM with calls in flight
+
+The service (/triage.Test/...):
+    Unary    returns the one request message it got (echo)
+    Stream   streams the pool (metadata x-count: how many; x-delay-ms: a pause
+             between messages; x-pick: always that message of the pool), with
+             trailing metadata x-trailer
+    Collect  receives a stream, returns the last message received, with the
+             count and a SHA-256 of the messages received in trailing metadata
+    Chat     echoes each message as it arrives (bidi)
+    Forever  streams the pool in a loop until cancelled; counts cancellations
+    Stats    returns its counters in trailing metadata
+    Die      streams 5 messages, then the server process exits at once
+"""
+import argparse
+import hashlib
+import os
+import struct
+import sys
+import threading
+import time
+from concurrent import futures
+
+import grpc
+
+ident = lambda b: b  # noqa: E731  raw bytes both ways
+
+
+def read_pool(frames_path):
+    data = open(frames_path, "rb").read()
+    out, i = [], 0
+    while i < len(data):
+        flag, n = struct.unpack(">BI", data[i:i + 5])
+        out.append(data[i + 5:i + 5 + n])
+        i += 5 + n
+    return out
+
+
+# ---- the server
+
+class Counters:
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.cancelled = 0
+        self.forever_sent = 0
+        self.stream_done = 0.0
+
+
+def serve(args):
+    pool = read_pool(args.frames)
+    ctr = Counters()
+
+    def unary(req, ctx):
+        ctx.send_initial_metadata((("x-initial", "u"),))
+        ctx.set_trailing_metadata((("x-trailer", "unary"),))
+        return req
+
+    def stream(req, ctx):
+        md = dict(ctx.invocation_metadata())
+        count = int(md.get("x-count", len(pool)))
+        delay = int(md.get("x-delay-ms", "0")) / 1000.0
+        pick = md.get("x-pick")
+        ctx.send_initial_metadata((("x-initial", "s"),))
+        ctx.set_trailing_metadata((("x-trailer", "stream"), ("x-sent", str(count))))
+        for i in range(count):
+            if delay:
+                time.sleep(delay)
+            yield pool[int(pick) if pick is not None else i % len(pool)]
+        with ctr.lock:
+            ctr.stream_done = time.time()
+
+    def collect(req_iter, ctx):
+        h, n, last = hashlib.sha256(), 0, b""
+        for m in req_iter:
+            h.update(hashlib.sha256(m).digest())
+            n += 1
+            last = m
+        ctx.set_trailing_metadata((("x-received", str(n)), ("x-sha", h.hexdigest())))
+        return last
+
+    def chat(req_iter, ctx):
+        for m in req_iter:
+            yield m
+
+    def forever(req, ctx):
+        def gone():
+            with ctr.lock:
+                ctr.cancelled += 1
+        ctx.add_callback(gone)
+        i = 0
+        while ctx.is_active():
+            yield pool[i % len(pool)]
+            i += 1
+            with ctr.lock:
+                ctr.forever_sent += 1
+            time.sleep(0.002)
+
+    def stats(req, ctx):
+        with ctr.lock:
+            ctx.set_trailing_metadata((("x-cancelled", str(ctr.cancelled)),
+                                       ("x-stream-done", "%.6f" % ctr.stream_done)))
+        return b""
+
+    def die(req, ctx):
+        for i in range(5):
+            yield pool[i]
+        time.sleep(0.2)
+        os._exit(3)
+
+    U, S = grpc.unary_unary_rpc_method_handler, grpc.unary_stream_rpc_method_handler
+    C, B = grpc.stream_unary_rpc_method_handler, grpc.stream_stream_rpc_method_handler
+    kw = dict(request_deserializer=ident, response_serializer=ident)
+    handlers = {
+        "Unary": U(unary, **kw), "Stream": S(stream, **kw), "Collect": C(collect, **kw),
+        "Chat": B(chat, **kw), "Forever": S(forever, **kw), "Stats": U(stats, **kw),
+        "Die": S(die, **kw),
+    }
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=32),
+                         options=[("grpc.max_receive_message_length", 64 << 20)])
+    server.add_generic_rpc_handlers(
+        (grpc.method_handlers_generic_handler("triage.Test", handlers),))
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    tmp = args.port_file + ".tmp"
+    with open(tmp, "w") as f:
+        f.write("%d\n" % port)
+    os.rename(tmp, args.port_file)
+    server.wait_for_termination(timeout=args.lifetime)
+
+
+# ---- the client: every check
+
+class Checks:
+    def __init__(self):
+        self.passed = self.failed = 0
+        self.lock = threading.Lock()
+
+    def check(self, what, ok, detail=""):
+        with self.lock:
+            if ok:
+                self.passed += 1
+                print("ok   " + what, flush=True)
+            else:
+                self.failed += 1
+                print("FAIL " + what + (": " + detail if detail else ""), flush=True)
+
+
+def client(args):
+    pool = read_pool(args.frames)
+    verdicts = [line.split()[1] == "keep" for line in open(args.verdicts)]
+    assert len(verdicts) == len(pool), "verdicts and frames differ in count"
+    kept = [m for m, k in zip(pool, verdicts) if k]
+    kept_ix = [i for i, k in enumerate(verdicts) if k]
+    dropped_ix = [i for i, k in enumerate(verdicts) if not k]
+    t = Checks()
+    T = 20  # seconds: every call has a deadline
+    opts = [("grpc.max_send_message_length", 64 << 20),
+            ("grpc.max_receive_message_length", 64 << 20)]
+    ch = grpc.insecure_channel(args.target, options=opts)
+    grpc.channel_ready_future(ch).result(timeout=T)
+
+    def m(kind, name):
+        f = {"uu": ch.unary_unary, "us": ch.unary_stream,
+             "su": ch.stream_unary, "ss": ch.stream_stream}[kind]
+        return f("/triage.Test/" + name, request_serializer=ident, response_deserializer=ident)
+
+    unary, stream, collect = m("uu", "Unary"), m("us", "Stream"), m("su", "Collect")
+    chat, forever, stats = m("ss", "Chat"), m("us", "Forever"), m("uu", "Stats")
+    a_kept = pool[kept_ix[0]]
+    md = (("x-custom", "hello"),)
+
+    # unary: a kept message comes back whole, with metadata and trailers
+    resp, call = unary.with_call(a_kept, timeout=T, metadata=md)
+    t.check("unary: kept message echoed byte for byte", resp == a_kept)
+    t.check("unary: initial metadata", ("x-initial", "u") in call.initial_metadata())
+    t.check("unary: trailing metadata", ("x-trailer", "unary") in call.trailing_metadata())
+    t.check("unary: status OK", call.code() == grpc.StatusCode.OK)
+    # a dropped request: the server never sees a message and says so itself
+    try:
+        unary(pool[dropped_ix[0]], timeout=T)
+        t.check("unary: dropped request gets the server's error", False, "call succeeded")
+    except grpc.RpcError as e:
+        t.check("unary: dropped request gets the server's error (%s)" % e.code().name,
+                e.code() != grpc.StatusCode.OK and "proxy" not in (e.details() or ""))
+
+    # server streaming: exactly the kept messages, in order, then the trailers
+    it = stream(a_kept, timeout=T, metadata=(("x-count", str(len(pool))),))
+    got = list(it)
+    t.check("stream: %d of %d messages, exactly the kept ones in order" % (len(got), len(pool)),
+            got == kept, "got %d" % len(got))
+    t.check("stream: trailing metadata", ("x-trailer", "stream") in it.trailing_metadata())
+    t.check("stream: status OK", it.code() == grpc.StatusCode.OK)
+
+    # client streaming: the server received exactly the kept messages
+    h = hashlib.sha256()
+    for k in kept:
+        h.update(hashlib.sha256(k).digest())
+    resp, call = collect.with_call(iter(pool), timeout=T)
+    tm = dict(call.trailing_metadata())
+    t.check("collect: server received the %d kept of %d" % (len(kept), len(pool)),
+            tm.get("x-received") == str(len(kept)) and tm.get("x-sha") == h.hexdigest(),
+            str(tm))
+    t.check("collect: response is the last kept message", resp == kept[-1])
+
+    # bidi: kept both ways
+    it = chat(iter(pool), timeout=T)
+    got = list(it)
+    t.check("chat: bidi echo of exactly the kept messages", got == kept, "got %d" % len(got))
+    t.check("chat: status OK", it.code() == grpc.StatusCode.OK)
+
+    # unknown method: the server's UNIMPLEMENTED comes back
+    nope = ch.unary_unary("/triage.Test/Nope", request_serializer=ident,
+                          response_deserializer=ident)
+    try:
+        nope(a_kept, timeout=T)
+        t.check("unknown method: UNIMPLEMENTED", False, "call succeeded")
+    except grpc.RpcError as e:
+        t.check("unknown method: UNIMPLEMENTED", e.code() == grpc.StatusCode.UNIMPLEMENTED,
+                e.code().name)
+
+    # concurrent calls on one connection, and on several
+    def one(i, c):
+        if i % 2 == 0:
+            its = c.stream_stream("/triage.Test/Chat", request_serializer=ident,
+                                  response_deserializer=ident)(iter(pool), timeout=T)
+        else:
+            its = c.unary_stream("/triage.Test/Stream", request_serializer=ident,
+                                 response_deserializer=ident)(
+                a_kept, timeout=T, metadata=(("x-count", str(len(pool))),))
+        return list(its) == kept
+    chans = [ch] + [grpc.insecure_channel(args.target, options=opts) for _ in range(3)]
+    with futures.ThreadPoolExecutor(max_workers=16) as ex:
+        res = list(ex.map(lambda i: one(i, chans[i % 4]), range(16)))
+    t.check("16 concurrent calls over 4 connections: each got exactly the kept messages",
+            all(res), str(res))
+
+    # a malformed message (over 4 MiB) ends its call only
+    big = b"{" + b" " * (5 << 20) + b"}"
+    with futures.ThreadPoolExecutor(max_workers=2) as ex:
+        fs = ex.submit(lambda: list(stream(a_kept, timeout=T,
+                                           metadata=(("x-count", str(len(pool))),
+                                                     ("x-delay-ms", "1")))))
+        time.sleep(0.1)
+        try:
+            unary(big, timeout=T)
+            t.check("oversized message: RESOURCE_EXHAUSTED from the proxy", False, "succeeded")
+        except grpc.RpcError as e:
+            t.check("oversized message: RESOURCE_EXHAUSTED from the proxy",
+                    e.code() == grpc.StatusCode.RESOURCE_EXHAUSTED and
+                    "proxy" in (e.details() or ""), "%s %s" % (e.code().name, e.details()))
+        t.check("oversized message: the call beside it on the connection completes",
+                fs.result(timeout=T) == kept)
+
+    # a compressed message when the proxy reads only identity: INTERNAL, that call only
+    gz = grpc.insecure_channel(args.target, options=opts, compression=grpc.Compression.Gzip)
+    try:
+        gz.unary_unary("/triage.Test/Unary", request_serializer=ident,
+                       response_deserializer=ident)(a_kept, timeout=T)
+        t.check("gzip message, proxy reading identity: INTERNAL", False, "succeeded")
+    except grpc.RpcError as e:
+        t.check("gzip message, proxy reading identity: INTERNAL",
+                e.code() == grpc.StatusCode.INTERNAL and "proxy" in (e.details() or ""),
+                "%s %s" % (e.code().name, e.details()))
+    gz.close()
+
+    # a cancelled call reaches the server as a cancellation
+    before = int(dict(stats.with_call(a_kept, timeout=T)[1].trailing_metadata())["x-cancelled"])
+    it = forever(a_kept, timeout=T)
+    n = 0
+    for _ in it:
+        n += 1
+        if n == 20:
+            break
+    it.cancel()
+    t.check("cancel: client sees CANCELLED", it.code() == grpc.StatusCode.CANCELLED,
+            it.code().name)
+    deadline = time.time() + 5
+    after = before
+    while time.time() < deadline and after == before:
+        time.sleep(0.05)
+        after = int(dict(stats.with_call(a_kept, timeout=T)[1].trailing_metadata())["x-cancelled"])
+    t.check("cancel: the server saw the cancellation", after == before + 1,
+            "%d -> %d" % (before, after))
+
+    # a deadline: the client's deadline ends a slow stream with DEADLINE_EXCEEDED
+    try:
+        list(forever(a_kept, timeout=0.5))
+        t.check("deadline: DEADLINE_EXCEEDED", False, "stream ended")
+    except grpc.RpcError as e:
+        t.check("deadline: DEADLINE_EXCEEDED", e.code() == grpc.StatusCode.DEADLINE_EXCEEDED,
+                e.code().name)
+
+    # a client that stops reading for seconds, then resumes: everything
+    # arrives, and the server was held back meanwhile (flow control through
+    # the proxy): it finished sending only after the client resumed
+    count = 10000  # of one kept message: 40 MB, more than the windows and buffers hold
+    it = stream(a_kept, timeout=T + 10,
+                metadata=(("x-count", str(count)), ("x-pick", str(kept_ix[0]))))
+    got = []
+    for i, r in enumerate(it):
+        got.append(r)
+        if i == 3:
+            time.sleep(3)
+            resumed = time.time()
+    t.check("slow reader: stopped 3 s, then got all %d" % count,
+            got == [a_kept] * count, "got %d" % len(got))
+    done = float(dict(stats.with_call(a_kept, timeout=T)[1].trailing_metadata())["x-stream-done"])
+    t.check("slow reader: the server was held back until the client read again",
+            done > resumed - 0.05, "server done %.2f s before the client resumed" % (resumed - done))
+
+    # the server dies mid-stream: the client gets UNAVAILABLE
+    die = m("us", "Die")
+    it = die(a_kept, timeout=T)
+    got = []
+    try:
+        for r in it:
+            got.append(r)
+        t.check("server dies mid-stream: UNAVAILABLE", False, "stream ended OK")
+    except grpc.RpcError as e:
+        t.check("server dies mid-stream: UNAVAILABLE after the kept messages before it",
+                e.code() == grpc.StatusCode.UNAVAILABLE and
+                got == [p for p, k in zip(pool[:5], verdicts[:5]) if k],
+                "%s %s, %d messages" % (e.code().name, e.details(), len(got)))
+    # and with the server down, a new call gets UNAVAILABLE from the proxy
+    time.sleep(0.3)
+    try:
+        unary(a_kept, timeout=T)
+        t.check("server down: UNAVAILABLE", False, "succeeded")
+    except grpc.RpcError as e:
+        t.check("server down: UNAVAILABLE", e.code() == grpc.StatusCode.UNAVAILABLE,
+                "%s %s" % (e.code().name, e.details()))
+
+    for c in chans:
+        c.close()
+    print("%d passed, %d failed" % (t.passed, t.failed), flush=True)
+    return 0 if t.failed == 0 else 1
+
+
+def quick(args):
+    """Stream and Collect through a proxy judging one direction (or reading
+    gzip): what each side must see is given by --requests and --responses
+    (kept: exactly the kept messages; all: every message)."""
+    pool = read_pool(args.frames)
+    verdicts = [line.split()[1] == "keep" for line in open(args.verdicts)]
+    kept = [m for m, k in zip(pool, verdicts) if k]
+    t = Checks()
+    T = 20
+    comp = grpc.Compression.Gzip if args.gzip else None
+    ch = grpc.insecure_channel(args.target, compression=comp)
+    a_kept = kept[0]
+    label = args.label
+    want_rsp = kept if args.responses == "kept" else pool
+    it = ch.unary_stream("/triage.Test/Stream", request_serializer=ident,
+                         response_deserializer=ident)(
+        a_kept, timeout=T, metadata=(("x-count", str(len(pool))),))
+    got = list(it)
+    t.check("%s: stream: responses are %s (%d)" % (label, args.responses, len(got)),
+            got == want_rsp, "got %d" % len(got))
+    want_req = kept if args.requests == "kept" else pool
+    h = hashlib.sha256()
+    for k in want_req:
+        h.update(hashlib.sha256(k).digest())
+    _, call = ch.stream_unary("/triage.Test/Collect", request_serializer=ident,
+                              response_deserializer=ident).with_call(iter(pool), timeout=T)
+    tm = dict(call.trailing_metadata())
+    t.check("%s: collect: the server received %s (%s)" % (label, args.requests,
+                                                          tm.get("x-received")),
+            tm.get("x-received") == str(len(want_req)) and tm.get("x-sha") == h.hexdigest())
+    ch.close()
+    print("%d passed, %d failed" % (t.passed, t.failed), flush=True)
+    return 0 if t.failed == 0 else 1
+
+
+def drain(args):
+    """SIGTERM to the proxy while calls are in flight: a call that ends
+    within the grace period completes; one that does not is cancelled; a new
+    call is refused."""
+    import signal
+    pool = read_pool(args.frames)
+    verdicts = [line.split()[1] == "keep" for line in open(args.verdicts)]
+    kept = [m for m, k in zip(pool, verdicts) if k]
+    t = Checks()
+    T = 20
+    ch = grpc.insecure_channel(args.target)
+    stream = ch.unary_stream("/triage.Test/Stream", request_serializer=ident,
+                             response_deserializer=ident)
+    forever = ch.unary_stream("/triage.Test/Forever", request_serializer=ident,
+                              response_deserializer=ident)
+    list(stream(kept[0], timeout=T, metadata=(("x-count", "1"),)))  # connected
+    short = stream(kept[0], timeout=T,
+                   metadata=(("x-count", "30"), ("x-delay-ms", "10")))
+    long_ = forever(kept[0], timeout=T)
+    with futures.ThreadPoolExecutor(max_workers=2) as ex:
+        fs = ex.submit(lambda: list(short))
+
+        def drain_long():
+            n = 0
+            try:
+                for _ in long_:
+                    n += 1
+                return "OK", n
+            except grpc.RpcError as e:
+                return e.code().name, n
+        fl = ex.submit(drain_long)
+        time.sleep(0.2)
+        t0 = time.time()
+        os.kill(args.proxy_pid, signal.SIGTERM)
+        try:
+            got, err = fs.result(timeout=T), ""
+        except grpc.RpcError as e:
+            got, err = [], "%s %s" % (e.code().name, e.details())
+        t.check("drain: a call in flight completes after SIGTERM (%.1f s)" % (time.time() - t0),
+                got == [m for m, k in zip(pool[:30], verdicts[:30]) if k] and
+                short.code() == grpc.StatusCode.OK,
+                "got %d messages %s" % (len(got), err))
+        code, n = fl.result(timeout=T)
+        t.check("drain: a call still running after the grace period is cancelled (%s, %.1f s)"
+                % (code, time.time() - t0), code in ("CANCELLED", "UNAVAILABLE") and n > 0)
+    ch.close()
+    print("%d passed, %d failed" % (t.passed, t.failed), flush=True)
+    return 0 if t.failed == 0 else 1
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    s = sub.add_parser("server")
+    s.add_argument("--port-file", required=True)
+    s.add_argument("--frames", required=True)
+    s.add_argument("--lifetime", type=float, default=300)
+    c = sub.add_parser("client")
+    c.add_argument("--target", required=True)
+    c.add_argument("--frames", required=True)
+    c.add_argument("--verdicts", required=True)
+    q = sub.add_parser("quick")
+    q.add_argument("--target", required=True)
+    q.add_argument("--frames", required=True)
+    q.add_argument("--verdicts", required=True)
+    q.add_argument("--label", required=True)
+    q.add_argument("--requests", choices=("kept", "all"), required=True)
+    q.add_argument("--responses", choices=("kept", "all"), required=True)
+    q.add_argument("--gzip", action="store_true")
+    d = sub.add_parser("drain")
+    d.add_argument("--target", required=True)
+    d.add_argument("--frames", required=True)
+    d.add_argument("--verdicts", required=True)
+    d.add_argument("--proxy-pid", type=int, required=True)
+    a = ap.parse_args()
+    if a.cmd == "server":
+        serve(a)
+        return 0
+    return {"client": client, "quick": quick, "drain": drain}[a.cmd](a)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,180 @@
+#!/usr/bin/env bash
+# run.sh: `triage-demo proxy` between real gRPC peers (issue 13): grpcio
+# clients and a grpcio server (tests/grpc/peer.py, Debian's python3-grpcio
+# under /usr/bin/python3), on 127.0.0.1 with ephemeral ports.
+#
+#   tests/grpc/run.sh PATH/TO/triage-demo
+#
+# The messages are `triage-demo gen`'s Issues; what the peers must receive is
+# computed with `triage-demo judge` on the same frames, so each check asserts
+# the exact kept messages, in order. Every process started here runs under
+# `timeout` and is killed on exit; the whole test takes about 30 s.
+set -u
+
+me=tests/grpc/run.sh
+demo=${1:?usage: $me PATH/TO/triage-demo}
+[ -x "$demo" ] || { echo "$me: $demo is not executable" >&2; exit 2; }
+PY=/usr/bin/python3
+peer="$(cd "$(dirname "$0")" && pwd)/peer.py"
+if ! $PY -c 'import grpc' 2>/dev/null; then
+    echo "$me: needs python3-grpcio for $PY (scripts/deps.sh installs it)" >&2
+    exit 2
+fi
+
+tmp=$(mktemp -d)
+pids=()
+cleanup() {
+    for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+    wait 2>/dev/null
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+log=$tmp/log
+: >"$log"
+say() { echo "$*" | tee -a "$log"; }
+check() { # check DESCRIPTION COMMAND...
+    local what=$1
+    shift
+    if "$@"; then say "ok   $what"; else say "FAIL $what"; fi
+}
+
+# peer_run WHAT SECONDS ARGS...: a peer client; its check lines join the log,
+# and a client that fails without saying which check (a crash, a timeout)
+# is a failure too.
+peer_run() {
+    local what=$1 secs=$2
+    shift 2
+    timeout -k 2 "$secs" $PY "$peer" "$@" >"$tmp/peer.out" 2>"$tmp/peer.err"
+    local rc=$?
+    grep -E '^(ok|FAIL) ' "$tmp/peer.out" | tee -a "$log"
+    if [ $rc -ne 0 ] && ! grep -q '^FAIL ' "$tmp/peer.out"; then
+        say "FAIL $what: the client exited with status $rc"
+        tail -5 "$tmp/peer.err"
+    fi
+}
+
+# start_server NAME: a peer server; sets port_NAME.
+start_server() {
+    timeout -k 2 120 $PY "$peer" server --port-file "$tmp/$1.port" --frames "$tmp/frames" \
+        >"$tmp/$1.log" 2>&1 &
+    pids+=($!)
+    for _ in $(seq 1 500); do
+        [ -s "$tmp/$1.port" ] && break
+        sleep 0.02
+    done
+    [ -s "$tmp/$1.port" ] || { say "FAIL server $1 did not start"; cat "$tmp/$1.log"; return 1; }
+    eval "port_$1=$(cat "$tmp/$1.port")"
+}
+
+# start_proxy NAME UPSTREAM_PORT ARGS...: a proxy; sets addr_NAME, pid_NAME.
+start_proxy() {
+    local name=$1 up=$2
+    shift 2
+    timeout -k 2 120 "$demo" proxy --listen 127.0.0.1:0 --to "127.0.0.1:$up" --json "$@" \
+        >"$tmp/$name.out" 2>"$tmp/$name.err" &
+    local pid=$!
+    pids+=($pid)
+    eval "wpid_$name=$pid"
+    for _ in $(seq 1 500); do
+        grep -q '^listening ' "$tmp/$name.out" 2>/dev/null && break
+        sleep 0.02
+    done
+    grep -q '^listening ' "$tmp/$name.out" || { say "FAIL proxy $name did not start"; cat "$tmp/$name.err"; return 1; }
+    eval "addr_$name=$(sed -n 's/^listening //p' "$tmp/$name.out")"
+    # the proxy itself, for signals (timeout would forward a TERM twice, and
+    # kill the proxy 2 s later)
+    eval "pid_$name=$(pgrep -P "$pid" | head -1)"
+}
+
+# stop_proxy NAME: SIGTERM, then its exit status (waiting at most 15 s).
+stop_proxy() {
+    local pid wpid
+    eval "pid=\$pid_$1 wpid=\$wpid_$1"
+    kill -TERM "$pid" 2>/dev/null
+    for _ in $(seq 1 150); do
+        kill -0 "$wpid" 2>/dev/null || break
+        sleep 0.1
+    done
+    wait "$wpid"
+}
+
+# The tally (the JSON line) of a stopped proxy: checks it is one object with
+# consistent counts; prints "messages kept calls copied peak".
+tally() {
+    $PY - "$tmp/$1.out" <<'EOF'
+import json, sys
+lines = [l for l in open(sys.argv[1]) if not l.startswith("listening ")]
+assert len(lines) == 1, "one JSON line expected, got %d" % len(lines)
+t = json.loads(lines[0])
+seen = sum(k["seen"] for k in t["kinds"].values())
+kept = sum(k["kept"] for k in t["kinds"].values())
+assert seen == t["messages"] and kept == t["kept"], "kinds do not add up"
+for key in ("calls", "bytes_copied", "allocations", "h2_allocations", "peak_held_bytes"):
+    assert key in t, key
+print(t["messages"], t["kept"], t["calls"], t["bytes_copied"], t["peak_held_bytes"])
+EOF
+}
+
+"$demo" gen --count 60 --seed 7 >"$tmp/frames" || exit 2
+"$demo" judge <"$tmp/frames" >"$tmp/verdicts" || exit 2
+args=(--frames "$tmp/frames" --verdicts "$tmp/verdicts")
+say "== pool: 60 Issues, $(grep -c keep "$tmp/verdicts") kept by the default rules"
+
+# ---- options
+check "proxy --help" "$demo" proxy --help >/dev/null
+"$demo" proxy --listen 127.0.0.1:0 >/dev/null 2>&1
+check "proxy without --to: exit 2" test $? -eq 2
+"$demo" proxy --listen 127.0.0.1:0 --to nowhere >/dev/null 2>&1
+check "proxy --to without a port: exit 2" test $? -eq 2
+"$demo" proxy --listen 127.0.0.1:0 --to 127.0.0.1:1 --direction sideways >/dev/null 2>&1
+check "proxy --direction sideways: exit 2" test $? -eq 2
+"$demo" proxy --listen 127.0.0.1:0 --to 127.0.0.1:1 --where 'kind ==' >/dev/null 2>&1
+check "proxy --where with bad rules: exit 2" test $? -eq 2
+
+# ---- the main run: every kind of call, both directions judged (optics)
+start_server main || exit 1
+start_proxy main "$port_main" || exit 1
+say "== grpcio client -> proxy $addr_main -> grpcio server :$port_main"
+peer_run "main client" 90 client --target "$addr_main" "${args[@]}"
+stop_proxy main
+check "SIGTERM: the proxy exits 0" test $? -eq 0
+if t=$(tally main 2>"$tmp/tally.err"); then
+    read -r msgs kept calls copied peak <<<"$t"
+    say "   tally: $msgs messages judged, $kept kept, $calls calls, $copied bytes copied, peak $peak bytes held"
+    check "tally: one JSON object, the kinds add up" true
+    check "tally: at least 30 calls" test "$calls" -ge 30
+    check "tally: memory held stayed under 64 MiB" test "$peak" -lt 67108864
+else
+    say "FAIL tally: $(cat "$tmp/tally.err" | tail -1)"
+fi
+
+# ---- one direction judged; other readers; gzip
+start_server other || exit 1
+start_proxy resp "$port_other" --direction responses --reader decode || exit 1
+peer_run responses/decode 30 quick --target "$addr_resp" "${args[@]}" \
+    --label responses/decode --requests all --responses kept
+start_proxy req "$port_other" --direction requests --verify schema || exit 1
+peer_run requests/schema 30 quick --target "$addr_req" "${args[@]}" \
+    --label requests/schema --requests kept --responses all
+start_proxy relay "$port_other" --reader none || exit 1
+peer_run relay 30 quick --target "$addr_relay" "${args[@]}" \
+    --label "relay (none)" --requests all --responses all
+start_proxy gz "$port_other" --grpc-encoding gzip || exit 1
+peer_run gzip 30 quick --target "$addr_gz" "${args[@]}" \
+    --label "gzip requests" --requests kept --responses kept --gzip
+for p in resp req relay gz; do
+    stop_proxy $p
+    check "$p: exits 0 on SIGTERM" test $? -eq 0
+done
+
+# ---- SIGTERM with calls in flight
+start_proxy drain "$port_other" --grace 3000 || exit 1
+peer_run drain 30 drain --target "$addr_drain" "${args[@]}" --proxy-pid "$pid_drain"
+stop_proxy drain
+check "drain: the proxy exits 0 after the grace period" test $? -eq 0
+
+passed=$(grep -c '^ok ' "$log")
+failed=$(grep -c '^FAIL' "$log")
+echo "grpc: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
