@@ -4,10 +4,12 @@
 #       bin/triage-gen, bin/triage-demo, bin/triage-bench
 #       lib/libtriage.a          the runtime and the code generated for $(SCHEMA)
 #       lib/pkgconfig/triage.pc  cc prog.c $(pkg-config --cflags --libs triage)
-#       include/triage/          the public headers and every header they include
+#       include/triage/          the public headers, and every header they or the
+#                                generated C include
 #       share/triage/            the generator (trgen/, templates/, version.h)
 #                                and the schema the library was generated from
 #   make uninstall PREFIX=DIR [DESTDIR=STAGE]
+#   make lib            $(BUILD)/libtriage.a alone
 #   make test-install   installs into a temporary folder, then builds and runs
 #                       examples/filter.c against it as a user would
 #                       (tests/install/run.sh)
