@@ -51,6 +51,7 @@ struct hp_msg {
     hp_conn *src;      /* the connection it arrived on */
     int32_t src_sid;   /* and its stream there */
     uint64_t start;    /* stream offset of its first byte in src's ring */
+    uint64_t body;     /* and of its payload's first byte (once one arrived) */
     const uint8_t *p;  /* payload */
     uint32_t n, got;   /* payload length, bytes of it received */
     uint32_t sent;     /* of prefix + payload, handed to nghttp2 */
@@ -109,6 +110,7 @@ struct hp_conn {
     hp_msg *hh, *ht;             /* hold list: messages pinning the ring, in order */
     hp_call *calls;
     uint64_t nmsgs;              /* live messages that arrived here (it lives while > 0) */
+    uint64_t parsed;             /* stream offset: bytes nghttp2 has read (releasable) */
     struct iovec oq[HP_OQ];
     hp_msg *oq_msg[HP_OQ];
     size_t oq_head, oq_n;
@@ -358,8 +360,7 @@ static void conn_advance(hp_conn *c)
         if (!m->queued && m->refs == 0)
             msg_recycle(e, m);
     }
-    uint64_t end = c->ring.consumed + c->ring.len;
-    uint64_t to = c->hh != NULL ? c->hh->start : end;
+    uint64_t to = c->hh != NULL && c->hh->start < c->parsed ? c->hh->start : c->parsed;
     if (to > c->ring.consumed) {
         e->held -= to - c->ring.consumed;
         rb_consume(&c->ring, (size_t)(to - c->ring.consumed));
@@ -708,7 +709,27 @@ static bool message(hp_call *k, hp_half *h, hp_msg *m)
     return true;
 }
 
-/* DATA bytes [p, p + n) of a call's half, as they lie in c's ring. */
+/* The stream offset of a byte of c's ring that nghttp2 handed us (one of
+ * the unread bytes: reads land at rb_space's pointer, in either mapping). */
+static uint64_t ring_off(const hp_conn *c, const uint8_t *p)
+{
+    size_t cap = c->ring.cap;
+    size_t x = (size_t)(p - c->ring.base) % cap;
+    return c->ring.consumed + (x + cap - c->ring.r) % cap;
+}
+
+/* Where a stream offset's bytes can be read contiguously: the mirror makes
+ * any range of up to cap bytes from there one view. */
+static const uint8_t *ring_at(const hp_conn *c, uint64_t off)
+{
+    return c->ring.base + (size_t)(off % c->ring.cap);
+}
+
+/* DATA bytes [p, p + n) of a call's half, as they lie in c's ring. A
+ * message's payload is a view of the ring when its bytes arrived back to
+ * back in the TCP stream (one DATA frame, in any number of reads); when a
+ * frame header or another stream's bytes lie between its parts, it is
+ * gathered into a buffer of its own. */
 static void feed(hp_call *k, hp_half *h, hp_conn *c, int32_t sid, const uint8_t *p, size_t n)
 {
     hp_engine *e = k->e;
@@ -724,7 +745,7 @@ static void feed(hp_call *k, hp_half *h, hp_conn *c, int32_t sid, const uint8_t 
             m->src = c;
             c->nmsgs++;
             m->src_sid = sid;
-            m->start = c->ring.consumed + (uint64_t)(p - (c->ring.base + c->ring.r));
+            m->start = ring_off(c, p);
             m->pinning = true;
             m->in_hold = true;
             m->queued = true;
@@ -770,13 +791,16 @@ static void feed(hp_call *k, hp_half *h, hp_conn *c, int32_t sid, const uint8_t 
                 return;
             }
             m->n = len;
-            m->p = p;
         }
         size_t t = m->n - m->got;
         if (t > n)
             t = n;
         if (t > 0) {
-            if (m->heap == NULL && m->got > 0 && m->p + m->got != p) {
+            uint64_t off = ring_off(c, p);
+            if (m->heap == NULL && m->got == 0) {
+                m->body = off;
+                m->p = ring_at(c, off);
+            } else if (m->heap == NULL && m->body + m->got != off) {
                 /* split across DATA frames: gather it */
                 if (!msg_to_heap(m)) {
                     give_back(c, sid, n);
@@ -784,14 +808,9 @@ static void feed(hp_call *k, hp_half *h, hp_conn *c, int32_t sid, const uint8_t 
                     return;
                 }
             }
-            if (m->got == 0 && m->heap == NULL)
-                m->p = p;
             if (m->heap != NULL) {
                 memcpy(m->heap + m->got, p, t);
                 e->st.bytes_copied += t;
-                if (m->pinning) {
-                    m->pinning = false;
-                }
             }
             m->got += (uint32_t)t;
             m->credit += (uint32_t)t;
@@ -1428,6 +1447,8 @@ static void conn_read(hp_conn *c)
         e->held += (uint64_t)r;
         if (e->held > e->st.peak_held)
             e->st.peak_held = e->held;
+        /* Messages dropped while nghttp2 reads may give the ring back, but
+         * only up to parsed: the bytes of this read are not yet read. */
         ssize_t rv = nghttp2_session_mem_recv(c->s, w, (size_t)r);
         if (c->closed)
             return;
@@ -1435,6 +1456,7 @@ static void conn_read(hp_conn *c)
             conn_fail(c, nghttp2_strerror((int)rv));
             return;
         }
+        c->parsed = c->ring.consumed + c->ring.len;
         conn_advance(c);
         mark_dirty(c);
         if ((size_t)r < room)
