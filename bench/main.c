@@ -16,6 +16,7 @@ static const struct {
     {"stream", bench_stream, "the filter's pipe in memory: 256 KiB pieces split, judged, gathered"},
     {"peers", bench_peers, "ours against simdjson, jsmn, cJSON, jq, memchr, memcpy (size 7)"},
     {"sweep", bench_sweep, "the same readers over message sizes 2, 7, 15, 40"},
+    {"grpc", bench_grpc, "gRPC over HTTP/2 through triage-demo proxy's engine: 1, 8, 64 streams"},
 };
 #define NBENCH (sizeof benches / sizeof benches[0])
 

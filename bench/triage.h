@@ -14,4 +14,7 @@ int bench_stream(const bn_opts *o);
 int bench_peers(const bn_opts *o);
 int bench_sweep(const bn_opts *o);
 
+/* grpc.c: gRPC over HTTP/2 through the proxy (runtime/h2proxy.h). */
+int bench_grpc(const bn_opts *o);
+
 #endif
