@@ -414,13 +414,13 @@ static bool msg_to_heap(hp_msg *m)
 }
 
 /* A stalled stream's messages at the ring's tail stop holding it: they
- * move out (those not partly handed to a socket already) until a quarter
- * of the ring is free again. */
+ * move out until a quarter of the ring is free again (not one that an
+ * unwritten iovec still points at: that one is retried when written). */
 static void conn_evacuate(hp_conn *c)
 {
     while (c->ring.cap - c->ring.len < c->ring.cap / 4) {
         hp_msg *m = c->hh; /* after conn_advance, the first one pinning */
-        if (m == NULL || !m->pinning || m->sent > 0 || !msg_to_heap(m))
+        if (m == NULL || !m->pinning || m->refs > 0 || !msg_to_heap(m))
             return;
         conn_advance(c);
     }
@@ -680,7 +680,9 @@ static bool message(hp_call *k, hp_half *h, hp_msg *m)
     int v = HP_KEEP;
     char why[256] = "";
     if (h->judged && e->cfg.judge != NULL) {
-        hp_message hm = {m->p, m->n, m->hdr[0] == 1, h->request, h->enc};
+        /* an empty message has no payload bytes anywhere: never a NULL view */
+        static const uint8_t empty[1];
+        hp_message hm = {m->n > 0 ? m->p : empty, m->n, m->hdr[0] == 1, h->request, h->enc};
         v = e->cfg.judge(e->cfg.judge_ctx, &hm, why, sizeof why);
     }
     if (v == HP_REFUSE) {
@@ -1029,8 +1031,12 @@ static int flush(hp_conn *c)
             c->oq_msg[c->oq_head] = NULL;
             c->oq_head = (c->oq_head + 1) % HP_OQ;
             c->oq_n--;
-            if (m != NULL && --m->refs == 0 && !m->queued)
-                msg_done(m);
+            if (m != NULL && --m->refs == 0) {
+                if (!m->queued)
+                    msg_done(m);
+                else if (m->pinning && m->src->paused && m->src->hh == m)
+                    conn_evacuate(m->src); /* it stalled the ring; now it can move */
+            }
         }
     }
     c->ctl_len = 0;

@@ -203,6 +203,14 @@ def client(args):
     t.check("stream: trailing metadata", ("x-trailer", "stream") in it.trailing_metadata())
     t.check("stream: status OK", it.code() == grpc.StatusCode.OK)
 
+    # a long stream, mostly dropped: 24 MB, more than a connection's read
+    # ring (16 MiB), so the ring wraps while messages are dropped
+    count = 100 * len(pool)
+    it = stream(a_kept, timeout=T, metadata=(("x-count", str(count)),))
+    got = list(it)
+    t.check("long stream: %d of %d messages, exactly the kept ones in order" % (len(got), count),
+            got == kept * 100 and it.code() == grpc.StatusCode.OK, "got %d" % len(got))
+
     # client streaming: the server received exactly the kept messages
     h = hashlib.sha256()
     for k in kept:
@@ -319,6 +327,32 @@ def client(args):
     done = float(dict(stats.with_call(a_kept, timeout=T)[1].trailing_metadata())["x-stream-done"])
     t.check("slow reader: the server was held back until the client read again",
             done > resumed - 0.05, "server done %.2f s before the client resumed" % (resumed - done))
+
+    # a stalled call does not stall its neighbours: while one call's reader
+    # stops, another on the same connection streams more than the read ring
+    # holds (the stalled call's messages move out of the ring's way)
+    def stalled():
+        its = stream(a_kept, timeout=T + 10,
+                     metadata=(("x-count", "3000"), ("x-pick", str(kept_ix[0]))))
+        out = []
+        for i, r in enumerate(its):
+            out.append(r)
+            if i == 0:
+                time.sleep(4)
+        return out
+
+    with futures.ThreadPoolExecutor(max_workers=2) as ex:
+        fst = ex.submit(stalled)
+        time.sleep(0.5)
+        t0 = time.time()
+        big = list(stream(a_kept, timeout=T,
+                          metadata=(("x-count", "6000"), ("x-pick", str(kept_ix[1])))))
+        took = time.time() - t0
+        t.check("neighbour of a stalled call: 6000 kept messages (24 MB) in %.1f s, "
+                "while it is stalled" % took,
+                big == [pool[kept_ix[1]]] * 6000 and took < 3.4, "got %d" % len(big))
+        t.check("the stalled call then gets all its messages",
+                fst.result(timeout=T + 10) == [a_kept] * 3000)
 
     # the server dies mid-stream: the client gets UNAVAILABLE
     die = m("us", "Die")

@@ -50,7 +50,7 @@ peer_run() {
     grep -E '^(ok|FAIL) ' "$tmp/peer.out" | tee -a "$log"
     if [ $rc -ne 0 ] && ! grep -q '^FAIL ' "$tmp/peer.out"; then
         say "FAIL $what: the client exited with status $rc"
-        tail -5 "$tmp/peer.err"
+        tail -5 "$tmp/peer.err" | tee -a "$log"
     fi
 }
 
