@@ -38,6 +38,18 @@
 #define HP_MSG_SLAB 128     /* message records allocated at a time */
 #define HP_PREFIX 5
 
+/* Free lists, so that the steady state allocates nothing: nghttp2's
+ * blocks up to H2_CLASSES x H2_STEP bytes (its frames' queue items, stream
+ * objects), at most H2_KEEP per class; gathering buffers of 4 KiB << class,
+ * at most BUF_KEEP bytes in all; calls, at most CALLS_KEEP. */
+#define H2_STEP 64
+#define H2_CLASSES 32
+#define H2_KEEP 1024
+#define BUF_CLASSES 12
+#define BUF_MIN 4096u
+#define BUF_KEEP (16u << 20)
+#define CALLS_KEEP 256
+
 typedef struct hp_conn hp_conn;
 typedef struct hp_call hp_call;
 typedef struct hp_msg hp_msg;
@@ -58,7 +70,8 @@ struct hp_msg {
     uint32_t credit;   /* DATA bytes received for it, flow control not yet given back */
     uint32_t refs;     /* iovecs in an output queue pointing at it */
     uint8_t hdr[HP_PREFIX];
-    uint8_t *heap;     /* its own payload buffer, or NULL */
+    uint8_t *heap;     /* its own payload buffer (buf_get), or NULL */
+    uint32_t heap_cls;
     bool pinning;      /* its bytes in src's ring are still needed */
     bool in_hold;      /* in src's hold list */
     bool queued;       /* in a half's queue (or being received) */
@@ -132,6 +145,12 @@ struct hp_engine {
     hp_conn *conns, *up, *dirty;
     hp_msg *free_msgs;
     slab *slabs;
+    hp_call *free_calls;       /* calls kept for reuse, with their header buffers */
+    size_t nfree_calls;
+    void *h2_free_list[H2_CLASSES + 1]; /* nghttp2's small blocks, by class */
+    size_t h2_kept[H2_CLASSES + 1];
+    void *buf_free[BUF_CLASSES]; /* gathering buffers, by power of two */
+    size_t buf_kept_bytes;
     nghttp2_session_callbacks *cbs;
     nghttp2_option *opt;
     nghttp2_mem mem;
@@ -163,30 +182,132 @@ static void *xrealloc(hp_engine *e, void *p, size_t n)
     return realloc(p, n);
 }
 
-/* ---- nghttp2's allocator, counted */
+/* ---- nghttp2's allocator: counted, with a free list per size class.
+ * Each block has a 16-byte header (its class, and its size when it has
+ * none), so free and realloc know where it belongs. */
+
+typedef struct {
+    uint32_t cls; /* 1 .. H2_CLASSES, 0: not kept */
+    uint32_t unused;
+    size_t size;
+} h2_head;
 
 static void *h2_malloc(size_t n, void *ud)
 {
-    ((hp_engine *)ud)->st.h2_allocations++;
-    return malloc(n);
+    hp_engine *e = ud;
+    size_t cls = n <= H2_CLASSES * H2_STEP ? (n + H2_STEP - 1) / H2_STEP : 0;
+    if (cls == 0 && n <= H2_STEP)
+        cls = 1;
+    if (cls > 0 && e->h2_free_list[cls] != NULL) {
+        void *p = e->h2_free_list[cls];
+        e->h2_free_list[cls] = *(void **)p;
+        e->h2_kept[cls]--;
+        return p;
+    }
+    size_t size = cls > 0 ? cls * H2_STEP : n;
+    if (size > SIZE_MAX - sizeof(h2_head))
+        return NULL;
+    h2_head *h = malloc(sizeof *h + size);
+    if (h == NULL)
+        return NULL;
+    e->st.h2_allocations++;
+    h->cls = (uint32_t)cls;
+    h->size = size;
+    return h + 1;
 }
 
 static void h2_free(void *p, void *ud)
 {
-    (void)ud;
-    free(p);
+    hp_engine *e = ud;
+    if (p == NULL)
+        return;
+    h2_head *h = (h2_head *)p - 1;
+    if (h->cls > 0 && e->h2_kept[h->cls] < H2_KEEP) {
+        *(void **)p = e->h2_free_list[h->cls];
+        e->h2_free_list[h->cls] = p;
+        e->h2_kept[h->cls]++;
+        return;
+    }
+    free(h);
 }
 
 static void *h2_calloc(size_t k, size_t n, void *ud)
 {
-    ((hp_engine *)ud)->st.h2_allocations++;
-    return calloc(k, n);
+    if (n != 0 && k > SIZE_MAX / n)
+        return NULL;
+    void *p = h2_malloc(k * n, ud);
+    if (p != NULL)
+        memset(p, 0, k * n);
+    return p;
 }
 
 static void *h2_realloc(void *p, size_t n, void *ud)
 {
-    ((hp_engine *)ud)->st.h2_allocations++;
-    return realloc(p, n);
+    if (p == NULL)
+        return h2_malloc(n, ud);
+    h2_head *h = (h2_head *)p - 1;
+    if (n <= h->size)
+        return p;
+    void *q = h2_malloc(n, ud);
+    if (q == NULL)
+        return NULL;
+    memcpy(q, p, h->size);
+    h2_free(p, ud);
+    return q;
+}
+
+static void h2_drop_kept(hp_engine *e)
+{
+    for (size_t c = 1; c <= H2_CLASSES; c++)
+        while (e->h2_free_list[c] != NULL) {
+            void *p = e->h2_free_list[c];
+            e->h2_free_list[c] = *(void **)p;
+            free((h2_head *)p - 1);
+        }
+}
+
+/* ---- gathering buffers: 4 KiB << class */
+
+static uint8_t *buf_get(hp_engine *e, size_t n, uint32_t *cls_out)
+{
+    uint32_t cls = 0;
+    while (cls + 1 < BUF_CLASSES && ((size_t)BUF_MIN << cls) < n)
+        cls++;
+    size_t size = (size_t)BUF_MIN << cls;
+    if (size < n)
+        size = n; /* beyond the classes: exact, not kept */
+    *cls_out = size == ((size_t)BUF_MIN << cls) ? cls : UINT32_MAX;
+    if (*cls_out != UINT32_MAX && e->buf_free[cls] != NULL) {
+        uint8_t *b = e->buf_free[cls];
+        e->buf_free[cls] = *(void **)b;
+        e->buf_kept_bytes -= size;
+        return b;
+    }
+    return xmalloc(e, size);
+}
+
+static void buf_put(hp_engine *e, uint8_t *b, uint32_t cls)
+{
+    if (b == NULL)
+        return;
+    size_t size = (size_t)BUF_MIN << (cls < BUF_CLASSES ? cls : 0);
+    if (cls >= BUF_CLASSES || e->buf_kept_bytes + size > BUF_KEEP) {
+        free(b);
+        return;
+    }
+    *(void **)b = e->buf_free[cls];
+    e->buf_free[cls] = b;
+    e->buf_kept_bytes += size;
+}
+
+static void buf_drop_kept(hp_engine *e)
+{
+    for (int c = 0; c < BUF_CLASSES; c++)
+        while (e->buf_free[c] != NULL) {
+            void *b = e->buf_free[c];
+            e->buf_free[c] = *(void **)b;
+            free(b);
+        }
 }
 
 /* ---- header blocks (one allocation or two per call, grown by doubling) */
@@ -385,7 +506,7 @@ static void msg_done(hp_msg *m)
         mark_dirty(src);
     }
     m->credit = 0;
-    free(m->heap);
+    buf_put(e, m->heap, m->heap_cls);
     m->heap = NULL;
     m->pinning = false;
     if (m->in_hold)
@@ -401,7 +522,7 @@ static bool msg_to_heap(hp_msg *m)
     hp_engine *e = m->src->e;
     if (m->heap != NULL)
         return true;
-    m->heap = xmalloc(e, m->n > 0 ? m->n : 1);
+    m->heap = buf_get(e, m->n > 0 ? m->n : 1, &m->heap_cls);
     if (m->heap == NULL)
         return false;
     if (m->got > 0)
@@ -491,10 +612,17 @@ static void call_maybe_free(hp_call *k)
         return;
     half_drop(&k->req);
     half_drop(&k->rsp);
+    hp_engine *e = k->e;
+    e->ncalls--;
+    if (e->nfree_calls < CALLS_KEEP) {
+        k->dnext = e->free_calls; /* kept with its header buffers */
+        e->free_calls = k;
+        e->nfree_calls++;
+        return;
+    }
     hdrs_free(&k->reqh);
     hdrs_free(&k->rsph);
     hdrs_free(&k->trl);
-    k->e->ncalls--;
     free(k);
 }
 
@@ -1081,10 +1209,24 @@ static int on_begin_headers(nghttp2_session *s, const nghttp2_frame *f, void *ud
     if (!c->upstream) {
         if (f->headers.cat != NGHTTP2_HCAT_REQUEST)
             return 0;
-        hp_call *k = xmalloc(e, sizeof *k);
-        if (k == NULL)
-            return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
-        memset(k, 0, sizeof *k);
+        hp_call *k = e->free_calls;
+        if (k != NULL) {
+            e->free_calls = k->dnext;
+            e->nfree_calls--;
+            hp_hdrs keep[3] = {k->reqh, k->rsph, k->trl};
+            memset(k, 0, sizeof *k);
+            k->reqh = keep[0];
+            k->rsph = keep[1];
+            k->trl = keep[2];
+            hdrs_clear(&k->reqh);
+            hdrs_clear(&k->rsph);
+            hdrs_clear(&k->trl);
+        } else {
+            k = xmalloc(e, sizeof *k);
+            if (k == NULL)
+                return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+            memset(k, 0, sizeof *k);
+        }
         k->e = e;
         k->dc = c;
         k->dsid = f->hd.stream_id;
@@ -1700,6 +1842,16 @@ void hp_free(hp_engine *e)
     for (hp_conn *c = e->conns; c != NULL; c = c->next)
         c->dirty = false;
     conn_reap(e, true);
+    while (e->free_calls != NULL) {
+        hp_call *k = e->free_calls;
+        e->free_calls = k->dnext;
+        hdrs_free(&k->reqh);
+        hdrs_free(&k->rsph);
+        hdrs_free(&k->trl);
+        free(k);
+    }
+    h2_drop_kept(e);
+    buf_drop_kept(e);
     while (e->slabs != NULL) {
         slab *s = e->slabs;
         e->slabs = s->next;
