@@ -97,10 +97,12 @@ static int px_judge(void *ctx, const hp_message *m, char *why, size_t whylen)
     }
     int kind = -1;
     bool keep;
+    uint64_t t0 = pp_now_ns(); /* the monotonic clock is read in user space */
     if (x->reader == PP_OPTICS)
         keep = rd_message(x->rd, x->verify, msg) && po_judge(&x->policy, &x->rd->ru, &kind);
     else
         keep = rd_decode(x->rd, msg) && po_judge(&x->policy, &x->rd->ru, &kind);
+    tl_judge_time(&x->tally, 1, pp_now_ns() - t0);
     tl_count(&x->tally, kind, keep, frame);
     return keep ? HP_KEEP : HP_DROP;
 }
