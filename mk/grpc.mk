@@ -5,13 +5,18 @@
 #                     UBSan build (build/san, as test-san makes it)
 .PHONY: test-grpc test-grpc-san
 
-test-grpc: all
-	tests/grpc/run.sh $(BUILD)/triage-demo
+test-grpc: all $(BUILD)/tests/rawclient
+	tests/grpc/run.sh $(BUILD)/triage-demo $(BUILD)/tests/rawclient
 	$(MAKE) --no-print-directory test-grpc-san
+
+# A client that sends what gRPC libraries never send (malformed messages).
+$(BUILD)/tests/rawclient: tests/grpc/rawclient.c $(RUNTIME_OBJ)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $< $(RUNTIME_OBJ) -o $@ $(LDFLAGS) $(LDLIBS)
 
 GRPC_SAN_BUILD ?= build/san
 test-grpc-san:
 	$(MAKE) --no-print-directory BUILD=$(GRPC_SAN_BUILD) OPT=-O1 CC=clang \
 	  SANFLAGS="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" \
-	  $(GRPC_SAN_BUILD)/triage-demo
-	tests/grpc/run.sh $(GRPC_SAN_BUILD)/triage-demo
+	  $(GRPC_SAN_BUILD)/triage-demo $(GRPC_SAN_BUILD)/tests/rawclient
+	tests/grpc/run.sh $(GRPC_SAN_BUILD)/triage-demo $(GRPC_SAN_BUILD)/tests/rawclient

@@ -3,7 +3,10 @@
 # clients and a grpcio server (tests/grpc/peer.py, Debian's python3-grpcio
 # under /usr/bin/python3), on 127.0.0.1 with ephemeral ports.
 #
-#   tests/grpc/run.sh PATH/TO/triage-demo
+#   tests/grpc/run.sh PATH/TO/triage-demo PATH/TO/rawclient
+#
+# rawclient (tests/grpc/rawclient.c) sends what no gRPC library sends:
+# malformed messages, beside a good call on the same connection.
 #
 # The messages are `triage-demo gen`'s Issues; what the peers must receive is
 # computed with `triage-demo judge` on the same frames, so each check asserts
@@ -12,8 +15,10 @@
 set -u
 
 me=tests/grpc/run.sh
-demo=${1:?usage: $me PATH/TO/triage-demo}
+demo=${1:?usage: $me PATH/TO/triage-demo PATH/TO/rawclient}
+raw=${2:?usage: $me PATH/TO/triage-demo PATH/TO/rawclient}
 [ -x "$demo" ] || { echo "$me: $demo is not executable" >&2; exit 2; }
+[ -x "$raw" ] || { echo "$me: $raw is not executable" >&2; exit 2; }
 PY=/usr/bin/python3
 peer="$(cd "$(dirname "$0")" && pwd)/peer.py"
 if ! $PY -c 'import grpc' 2>/dev/null; then
@@ -163,7 +168,36 @@ peer_run relay 30 quick --target "$addr_relay" "${args[@]}" \
 start_proxy gz "$port_other" --grpc-encoding gzip || exit 1
 peer_run gzip 30 quick --target "$addr_gz" "${args[@]}" \
     --label "gzip requests" --requests kept --responses kept --gzip
-for p in resp req relay gz; do
+# ---- malformed messages from a raw HTTP/2 client: each ends its own call
+# with INTERNAL, and the good call beside them on the same connection goes on
+start_proxy raw "$port_other" || exit 1
+kept_hex=$($PY - "$tmp/frames" "$tmp/verdicts" <<'EOF'
+import struct, sys
+data, verdicts = open(sys.argv[1], "rb").read(), open(sys.argv[2]).read().split("\n")
+i = k = 0
+while i < len(data):
+    n = struct.unpack(">I", data[i + 1:i + 5])[0]
+    if verdicts[k].endswith("keep"):
+        print(data[i:i + 5 + n].hex())
+        break
+    i, k = i + 5 + n, k + 1
+EOF
+)
+U=/triage.Test/Unary
+timeout -k 2 20 "$raw" "$addr_raw" $U 0000000064$(printf '7b%.0s' $(seq 1 10)) \
+    $U 01000000027b7d $U 02000000027b7d $U "$kept_hex" >"$tmp/raw.out" 2>&1
+check "raw client: every call ended" test $? -eq 0
+line() { sed -n "s/^call $1: //p" "$tmp/raw.out"; }
+check "a message cut short by END_STREAM: INTERNAL ($(line 1))" \
+    grep -q '^call 1: status 13 message "proxy: the client.s stream ended inside a message"' "$tmp/raw.out"
+check "a compressed message without grpc-encoding: INTERNAL ($(line 2))" \
+    grep -q '^call 2: status 13 message "proxy: compressed message without a grpc-encoding"' "$tmp/raw.out"
+check "a flag byte of 2: INTERNAL ($(line 3))" \
+    grep -q '^call 3: status 13 message "proxy: message flag byte is 2' "$tmp/raw.out"
+check "the good call on the same connection: status 0, its message back ($(line 4))" \
+    grep -q "^call 4: status 0 message \"\" data $(( ${#kept_hex} / 2 )) rst -" "$tmp/raw.out"
+
+for p in resp req relay gz raw; do
     stop_proxy $p
     check "$p: exits 0 on SIGTERM" test $? -eq 0
 done
