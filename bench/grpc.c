@@ -13,7 +13,9 @@
  *   direct  the client straight to the server, no proxy.
  *
  * Per row: a warm-up of a tenth of the messages, then the timed run; the
- * figures are messages (and MB) the server sent per second of the timed run.
+ * figures are messages (and MB) the server sent per second of the timed run,
+ * the median of REPS runs, the cases taking turns (so that each sees the
+ * same machine: it is shared and noisy).
  * The proxy's copies and allocations per message are those of the timed run
  * (the judge takes a snapshot when the warm-up's last message passes):
  * engine and nghttp2 counters, and every malloc of the proxy process
@@ -45,6 +47,7 @@
 #include "triage.h"
 
 #define POOL 256
+#define REPS 3 /* each row's reps (1 with --quick); the median is reported */
 #define PATH "/triage.Bench/Stream"
 
 typedef struct {
@@ -641,6 +644,55 @@ static bool run_row(bench_case c, int streams, uint64_t count, uint16_t server_p
     return ok;
 }
 
+static int by_seconds(const void *a, const void *b)
+{
+    double x = ((const row *)a)->seconds, y = ((const row *)b)->seconds;
+    return x < y ? -1 : x > y;
+}
+
+/* One line for a case: the median rep by time, its slowest and fastest
+ * beside it (msgs/s), and that rep's proxy counters. */
+static void print_row(const bn_opts *o, bench_case c, int streams, uint64_t count,
+                      double frame_avg, row *reps, int n)
+{
+    qsort(reps, (size_t)n, sizeof *reps, by_seconds);
+    const row *r = &reps[n / 2];
+    double mps = (double)count / r->seconds;
+    double lo = (double)count / reps[n - 1].seconds, hi = (double)count / reps[0].seconds;
+    double mbps = (double)count * frame_avg / r->seconds / 1e6;
+    double copied = 0, allocs = 0, h2 = 0, mallocs = 0;
+    if (r->has_proxy) {
+        const proxy_report *p = &r->rep;
+        copied = (double)(p->end.bytes_copied - p->at.bytes_copied) / (double)count;
+        allocs = (double)(p->end.allocations - p->at.allocations) / (double)count;
+        h2 = (double)(p->end.h2_allocations - p->at.h2_allocations) / (double)count;
+        mallocs = (double)(p->ct_end.allocs - p->ct_at.allocs) / (double)count;
+    }
+    if (o->json) {
+        printf("{\"bench\":\"grpc\",\"case\":\"%s\",\"streams\":%d,\"messages\":%llu,"
+               "\"msg_bytes\":%.0f,\"kept\":%llu,\"seconds\":%.3f,\"msgs_per_s\":%.0f,"
+               "\"msgs_per_s_min\":%.0f,\"msgs_per_s_max\":%.0f,\"mb_per_s\":%.1f,"
+               "\"ns_per_msg\":%.0f,\"reps\":%d",
+               case_names[c], streams, (unsigned long long)count, frame_avg,
+               (unsigned long long)r->kept, r->seconds, mps, lo, hi, mbps, 1e9 / mps, n);
+        if (r->has_proxy)
+            printf(",\"bytes_copied_per_msg\":%.2f,\"allocs_per_msg\":%.4f,"
+                   "\"engine_allocs_per_msg\":%.4f,\"h2_allocs_per_msg\":%.4f,"
+                   "\"mallocs_per_msg\":%.4f,\"peak_held_bytes\":%llu",
+                   copied, allocs + h2, allocs, h2, mallocs, (unsigned long long)r->rep.end.peak_held);
+        printf("}\n");
+    } else if (r->has_proxy) {
+        printf("  %-7s %7d %9.0f %8.1f %7llu %12.2f %11.4f %11.4f   (%.0f-%.0f msgs/s)\n",
+               case_names[c], streams, mps, mbps, (unsigned long long)r->kept, copied,
+               allocs + h2, mallocs, lo, hi);
+    } else {
+        printf("  %-7s %7d %9.0f %8.1f %7llu %12s %11s %11s   (%.0f-%.0f msgs/s)\n",
+               case_names[c], streams, mps, mbps, (unsigned long long)r->kept, "-", "-", "-", lo,
+               hi);
+    }
+    fflush(stdout);
+}
+
 int bench_grpc(const bn_opts *o)
 {
     sk_init();
@@ -675,60 +727,30 @@ int bench_grpc(const bn_opts *o)
         return 1;
     }
     uint64_t count = o->quick ? 3000 : 200000;
+    int reps = o->quick ? 1 : REPS;
     static const int streams[] = {1, 8, 64};
     if (!o->json)
         printf("grpc: %llu messages of %.0f B on average per row, server to client through the "
-               "proxy (responses judged with the default rules), one connection\n"
+               "proxy (responses judged with the default rules), one connection; median of %d\n"
                "  %-7s %7s %9s %8s %7s %12s %11s %11s\n",
-               (unsigned long long)count, frame_avg, "case", "streams", "msgs/s", "MB/s", "kept",
-               "copied B/msg", "allocs/msg", "mallocs/msg");
+               (unsigned long long)count, frame_avg, reps, "case", "streams", "msgs/s", "MB/s",
+               "kept", "copied B/msg", "allocs/msg", "mallocs/msg");
     int rc = 0;
     for (size_t si = 0; si < sizeof streams / sizeof streams[0]; si++) {
-        for (int c = CASE_DIRECT; c <= CASE_DECODE; c++) {
-            row r;
-            if (!run_row((bench_case)c, streams[si], count, sport, &pol, &r)) {
-                fprintf(stderr, "triage-bench grpc: %s with %d streams failed\n", case_names[c],
-                        streams[si]);
-                rc = 1;
-                continue;
-            }
-            double mps = (double)count / r.seconds;
-            double mbps = (double)count * frame_avg / r.seconds / 1e6;
-            double copied = 0, allocs = 0, h2 = 0, mallocs = 0;
-            uint64_t n = 0;
-            if (r.has_proxy) {
-                const proxy_report *p = &r.rep;
-                n = p->seen > 0 ? count : 0;
-                if (n > 0) {
-                    copied = (double)(p->end.bytes_copied - p->at.bytes_copied) / (double)n;
-                    allocs = (double)(p->end.allocations - p->at.allocations) / (double)n;
-                    h2 = (double)(p->end.h2_allocations - p->at.h2_allocations) / (double)n;
-                    mallocs = (double)(p->ct_end.allocs - p->ct_at.allocs) / (double)n;
+        /* the cases take turns, so that each rep of each sees the same machine */
+        row r[CASE_DECODE + 1][REPS];
+        bool ok[CASE_DECODE + 1] = {true, true, true, true};
+        for (int rep = 0; rep < reps; rep++)
+            for (int c = CASE_DIRECT; c <= CASE_DECODE; c++)
+                if (ok[c] && !run_row((bench_case)c, streams[si], count, sport, &pol, &r[c][rep])) {
+                    fprintf(stderr, "triage-bench grpc: %s with %d streams failed\n",
+                            case_names[c], streams[si]);
+                    ok[c] = false;
+                    rc = 1;
                 }
-            }
-            if (o->json) {
-                printf("{\"bench\":\"grpc\",\"case\":\"%s\",\"streams\":%d,\"messages\":%llu,"
-                       "\"msg_bytes\":%.0f,\"kept\":%llu,\"seconds\":%.3f,\"msgs_per_s\":%.0f,"
-                       "\"mb_per_s\":%.1f,\"ns_per_msg\":%.0f",
-                       case_names[c], streams[si], (unsigned long long)count, frame_avg,
-                       (unsigned long long)r.kept, r.seconds, mps, mbps, 1e9 / mps);
-                if (r.has_proxy)
-                    printf(",\"bytes_copied_per_msg\":%.2f,\"allocs_per_msg\":%.4f,"
-                           "\"engine_allocs_per_msg\":%.4f,\"h2_allocs_per_msg\":%.4f,"
-                           "\"mallocs_per_msg\":%.4f,\"peak_held_bytes\":%llu",
-                           copied, allocs + h2, allocs, h2, mallocs,
-                           (unsigned long long)r.rep.end.peak_held);
-                printf("}\n");
-            } else if (r.has_proxy) {
-                printf("  %-7s %7d %9.0f %8.1f %7llu %12.2f %11.4f %11.4f\n", case_names[c],
-                       streams[si], mps, mbps, (unsigned long long)r.kept, copied, allocs + h2,
-                       mallocs);
-            } else {
-                printf("  %-7s %7d %9.0f %8.1f %7llu %12s %11s %11s\n", case_names[c],
-                       streams[si], mps, mbps, (unsigned long long)r.kept, "-", "-", "-");
-            }
-            fflush(stdout);
-        }
+        for (int c = CASE_DIRECT; c <= CASE_DECODE; c++)
+            if (ok[c])
+                print_row(o, (bench_case)c, streams[si], count, frame_avg, r[c], reps);
     }
     stop(server);
     free(pool.buf);
