@@ -267,6 +267,10 @@ int cmd_proxy(int argc, char **argv)
     }
     double seconds = (double)(pp_now_ns() - t0) / 1e9;
     const hp_stats *s = hp_stats_of(e);
+    /* kept frames of the judged direction(s), as the tally counts them (the
+     * proxy hashes nothing: the digest stays the empty one) */
+    x.tally.forwarded.frames = (req ? s->kept[0] : 0) + (rsp ? s->kept[1] : 0);
+    x.tally.forwarded.bytes = (req ? s->kept_bytes[0] : 0) + (rsp ? s->kept_bytes[1] : 0);
     x.tally.bytes_copied = s->bytes_copied;
     x.tally.allocations += s->allocations + s->h2_allocations;
     if (json)

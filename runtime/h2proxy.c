@@ -1436,9 +1436,10 @@ static bool session_new(hp_conn *c, char *err, size_t errlen)
     nghttp2_settings_entry set[] = {
         {NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, HP_STREAM_WINDOW},
         {NGHTTP2_SETTINGS_MAX_FRAME_SIZE, HP_STREAM_WINDOW},
-        {NGHTTP2_SETTINGS_ENABLE_PUSH, 0},
+        {c->upstream ? NGHTTP2_SETTINGS_ENABLE_PUSH : NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS,
+         c->upstream ? 0 : HP_MAX_STREAMS},
     };
-    size_t nset = c->upstream ? 3 : 2;
+    size_t nset = 3;
     if (nghttp2_submit_settings(c->s, NGHTTP2_FLAG_NONE, set, nset) != 0 ||
         nghttp2_session_set_local_window_size(c->s, NGHTTP2_FLAG_NONE, 0, HP_CONN_WINDOW) != 0) {
         tr_say(err, errlen, "nghttp2: cannot set the windows");

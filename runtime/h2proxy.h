@@ -30,18 +30,19 @@
  * directions, so both get the checks above); a message in a judged
  * direction goes to the judge, the others are kept. A kept message goes out
  * as DATA frames through nghttp2's no-copy data source: its 5-byte prefix
- * and its payload are two iovecs of the writev that sends the frame, and
+ * and its payload are two iovecs of the sendmsg that sends the frame, and
  * the payload is the bytes it arrived in, in the receiving connection's
  * read ring (ring.h, mirrored, so a read that wraps stays contiguous).
  * Copies happen only when a message's payload arrived split across DATA
  * frames (frame headers lie between its parts): it is then gathered into a
  * buffer of its own, and those bytes are counted in bytes_copied, the buffer
- * in allocations. A sender that puts each message in one DATA frame (the
- * bench's load generator, most gRPC stacks for messages under 16 KiB) costs
- * no copy and no allocation per message: message records come from a free
- * list, and nghttp2 is given an allocator that counts its own allocations
- * (h2_allocations; it allocates per stream and per WINDOW_UPDATE, not per
- * DATA frame).
+ * in allocations. Senders split a message when the flow-control window
+ * runs out in its middle (nghttp2 and gRPC's own stacks fill the window
+ * exactly), and some frame a stream without regard to messages. A message
+ * that arrives in one DATA frame costs no copy and no allocation: message records, gathering
+ * buffers and calls come from free lists, and nghttp2 is given an allocator
+ * with free lists per size class for its small blocks (its queue items,
+ * stream objects), which counts what it takes from malloc (h2_allocations).
  *
  * Memory and backpressure. Received bytes stay in the connection's ring
  * until the messages they hold were judged and dropped, or written to the
@@ -54,7 +55,8 @@
  * address space, touched as it is used), plus, when a stalled stream's
  * oldest message holds the ring's tail while other streams go on, up to
  * HP_CONN_WINDOW moved out of the ring into buffers of their own (so one
- * stalled stream never stalls its neighbours; counted as copies).
+ * stalled stream never stalls its neighbours; counted as copies); and at
+ * most HP_MAX_STREAMS calls per client connection.
  *
  * Stopping: hp_stop (safe from a signal handler: it writes to an eventfd)
  * or the stop_fd becoming readable starts a drain: the listening socket is
@@ -76,6 +78,8 @@
 #define HP_CONN_WINDOW (8u * 1024u * 1024u)
 /* Each connection's read ring (address space; pages are touched as used). */
 #define HP_RING (16u * 1024u * 1024u)
+/* Calls a client may have open at once on one connection. */
+#define HP_MAX_STREAMS 1000u
 
 /* A message for the judge: its payload (without the 5-byte prefix). */
 typedef struct {
