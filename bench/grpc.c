@@ -680,11 +680,17 @@ static void print_row(const bn_opts *o, bench_case c, int streams, uint64_t coun
                "\"ns_per_msg\":%.0f,\"reps\":%d",
                case_names[c], streams, (unsigned long long)count, frame_avg,
                (unsigned long long)r->kept, r->seconds, mps, lo, hi, mbps, 1e9 / mps, n);
-        if (r->has_proxy)
+        if (r->has_proxy) {
+            const proxy_report *p = &r->rep;
             printf(",\"bytes_copied_per_msg\":%.2f,\"allocs_per_msg\":%.4f,"
                    "\"engine_allocs_per_msg\":%.4f,\"h2_allocs_per_msg\":%.4f,"
-                   "\"mallocs_per_msg\":%.4f,\"peak_held_bytes\":%llu",
-                   copied, allocs + h2, allocs, h2, mallocs, (unsigned long long)r->rep.end.peak_held);
+                   "\"mallocs_per_msg\":%.4f,\"peak_held_bytes\":%llu,\"bytes_copied\":%llu,"
+                   "\"messages_copied\":%llu,\"mallocs\":%llu",
+                   copied, allocs + h2, allocs, h2, mallocs, (unsigned long long)p->end.peak_held,
+                   (unsigned long long)(p->end.bytes_copied - p->at.bytes_copied),
+                   (unsigned long long)(p->end.messages_copied - p->at.messages_copied),
+                   (unsigned long long)(p->ct_end.allocs - p->ct_at.allocs));
+        }
         printf("}\n");
     } else if (r->has_proxy) {
         printf("  %-7s %7d %9.0f %8.1f %7llu %12.2f %11.4f %11.4f   (%.0f-%.0f msgs/s)\n",
