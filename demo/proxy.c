@@ -24,7 +24,8 @@ static void help(FILE *f)
             "                         [--rules FILE | --where EXPR | --policy FILE]\n"
             "                         [--direction requests|responses|both]\n"
             "                         [--reader optics|decode|none] [--verify off|json|schema]\n"
-            "                         [--grpc-encoding identity|gzip] [--grace MS] [--json]\n"
+            "                         [--grpc-encoding identity|gzip] [--grace MS]\n"
+            "                         [--connect-timeout MS] [--json]\n"
             "\n"
             "A gRPC proxy: accepts HTTP/2 cleartext (prior knowledge, as gRPC clients\n"
             "use on insecure channels), prints 'listening HOST:PORT' (port 0: an\n"
@@ -45,6 +46,8 @@ static void help(FILE *f)
             "                      a compressed message ends its call with INTERNAL\n"
             "  --grace MS          after SIGTERM or SIGINT, how long calls in flight may\n"
             "                      finish before they are cancelled (default 5000)\n"
+            "  --connect-timeout MS  how long a connection to the server may take to\n"
+            "                      open before the calls waiting get UNAVAILABLE (10000)\n"
             "  --json              the tally as one JSON object\n"
             "The proxy's own statuses: UNAVAILABLE when the server cannot be reached or\n"
             "its connection fails; INTERNAL for a malformed message (compressed without\n"
@@ -155,7 +158,7 @@ int cmd_proxy(int argc, char **argv)
     rd_choice choice = {NULL, NULL, NULL};
     bool bad = false, json = false, gzip = false;
     vf_level verify = VF_OFF;
-    uint64_t grace = 5000;
+    uint64_t grace = 5000, connect_ms = HP_CONNECT_MS;
     for (int i = 1; i < argc && !bad; i++) {
         const char *v = NULL;
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
@@ -176,6 +179,8 @@ int cmd_proxy(int argc, char **argv)
             bad = bad || !opt_gzip("proxy", "--grpc-encoding", v, &gzip);
         } else if (opt_match(argc, argv, &i, "--grace", &v, &bad)) {
             bad = bad || !opt_u64("--grace", v, 3600000, &grace);
+        } else if (opt_match(argc, argv, &i, "--connect-timeout", &v, &bad)) {
+            bad = bad || !opt_count("proxy", "--connect-timeout", v, 3600000, &connect_ms);
         } else if (strcmp(argv[i], "--json") == 0) {
             json = true;
         } else {
@@ -254,6 +259,7 @@ int cmd_proxy(int argc, char **argv)
         .judge_ctx = &x,
         .stop_fd = sfd,
         .grace_ms = (int)grace,
+        .connect_ms = (int)connect_ms,
     };
     e = hp_new(&cfg, err, sizeof err);
     if (e == NULL) {

@@ -117,6 +117,7 @@ struct hp_conn {
     bool dirty;
     int fd;
     bool upstream, connecting, closed, goaway, paused;
+    uint64_t connect_deadline;   /* while connecting: give up then */
     uint32_t events;             /* registered with epoll */
     nghttp2_session *s;
     rb_ring ring;
@@ -743,6 +744,7 @@ static hp_conn *upstream_get(hp_engine *e, char *err, size_t errlen)
     if (c == NULL)
         return NULL;
     c->connecting = rc < 0;
+    c->connect_deadline = now_ns() + (uint64_t)e->cfg.connect_ms * 1000000u;
     conn_events(c);
     e->st.upstream_connections++;
     e->up = c;
@@ -1703,6 +1705,8 @@ hp_engine *hp_new(const hp_config *cfg, char *err, size_t errlen)
     e->cfg = *cfg;
     if (e->cfg.grace_ms <= 0)
         e->cfg.grace_ms = 5000;
+    if (e->cfg.connect_ms <= 0)
+        e->cfg.connect_ms = HP_CONNECT_MS;
     e->lfd = cfg->listen_fd;
     e->ep = -1;
     e->efd = -1;
@@ -1790,14 +1794,27 @@ int hp_run(hp_engine *e, char *err, size_t errlen)
         if (e->draining && e->ncalls == 0)
             break;
         int timeout = -1;
+        uint64_t now = now_ns();
         if (e->draining) {
-            uint64_t now = now_ns();
             if (now >= e->deadline_ns) {
                 cancel_all(e);
                 pump_dirty(e);
                 break;
             }
             timeout = (int)((e->deadline_ns - now) / 1000000u) + 1;
+        }
+        /* a server that does not answer the connect */
+        if (e->up != NULL && e->up->connecting) {
+            if (now >= e->up->connect_deadline) {
+                char m[400];
+                snprintf(m, sizeof m, "cannot connect to %s: no answer in %d ms", e->upstream,
+                         e->cfg.connect_ms);
+                conn_fail(e->up, m);
+                continue;
+            }
+            int t = (int)((e->up->connect_deadline - now) / 1000000u) + 1;
+            if (timeout < 0 || t < timeout)
+                timeout = t;
         }
         int n = epoll_wait(e->ep, ev, 64, timeout);
         if (n < 0) {

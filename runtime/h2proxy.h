@@ -16,8 +16,9 @@
  * and travels with the others, so the server and the client each enforce it.
  * What the proxy says itself, as a gRPC status in trailers (a trailers-only
  * response when no response headers went out yet):
- *   UNAVAILABLE (14)        the server cannot be reached, or its connection
- *                           fails or is refused while the call is open;
+ *   UNAVAILABLE (14)        the server cannot be reached (refused, or no
+ *                           answer in connect_ms), or its connection fails
+ *                           or a stream is refused while the call is open;
  *   INTERNAL (13)           a malformed message: compressed (flag 1) without
  *                           a grpc-encoding on the call, a flag byte other
  *                           than 0 or 1, a stream that ends inside a
@@ -78,6 +79,9 @@
 #define HP_CONN_WINDOW (8u * 1024u * 1024u)
 /* Each connection's read ring (address space; pages are touched as used). */
 #define HP_RING (16u * 1024u * 1024u)
+/* How long a connection to the server may take to open, by default,
+ * before the calls waiting for it get UNAVAILABLE. */
+#define HP_CONNECT_MS 10000
 /* Calls a client may have open at once on one connection. */
 #define HP_MAX_STREAMS 1000u
 
@@ -106,6 +110,7 @@ typedef struct {
     void *judge_ctx;
     int stop_fd;            /* readable: drain and stop (e.g. a signalfd); -1: none */
     int grace_ms;           /* how long calls may finish after a stop (0: 5000) */
+    int connect_ms;         /* how long a connect to the server may take (0: HP_CONNECT_MS) */
 } hp_config;
 
 typedef struct {

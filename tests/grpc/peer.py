@@ -11,6 +11,8 @@ and receive are the JSON Issues of `triage-demo gen`, byte for byte.
     peer.py quick ... --requests kept|all --responses kept|all [--gzip]
                                                one direction judged, or gzip
     peer.py drain ... --proxy-pid PID          SIGTERM with calls in flight
+    peer.py blackhole --port-file F            a server whose connect never completes
+    peer.py unavailable --target HOST:PORT     a call through a proxy in front of it
 
 The service (/triage.Test/...):
     Unary    returns the one request message it got (echo)
@@ -64,7 +66,9 @@ def serve(args):
 
     def unary(req, ctx):
         ctx.send_initial_metadata((("x-initial", "u"),))
-        ctx.set_trailing_metadata((("x-trailer", "unary"),))
+        left = ctx.time_remaining()
+        ctx.set_trailing_metadata((("x-trailer", "unary"),
+                                   ("x-time-left", "%.3f" % (left if left is not None else -1))))
         return req
 
     def stream(req, ctx):
@@ -187,6 +191,9 @@ def client(args):
     t.check("unary: initial metadata", ("x-initial", "u") in call.initial_metadata())
     t.check("unary: trailing metadata", ("x-trailer", "unary") in call.trailing_metadata())
     t.check("unary: status OK", call.code() == grpc.StatusCode.OK)
+    left = float(dict(call.trailing_metadata()).get("x-time-left", "-1"))
+    t.check("unary: the client's deadline reaches the server (grpc-timeout; %.1f s of %d left)"
+            % (left, T), 0 < left <= T + 1, str(left))  # grpc-timeout rounds up
     # a dropped request: the server never sees a message and says so itself
     try:
         unary(pool[dropped_ix[0]], timeout=T)
@@ -467,6 +474,49 @@ def drain(args):
     return 0 if t.failed == 0 else 1
 
 
+def blackhole(args):
+    """A server that never answers: a listening socket whose accept queue is
+    full, so the kernel drops new connections' SYNs and connect() hangs."""
+    import socket
+    ls = socket.socket()
+    ls.bind(("127.0.0.1", 0))
+    ls.listen(0)
+    port = ls.getsockname()[1]
+    fill = []
+    for _ in range(4):
+        c = socket.socket()
+        c.setblocking(False)
+        c.connect_ex(("127.0.0.1", port))
+        fill.append(c)
+    time.sleep(0.2)
+    tmp = args.port_file + ".tmp"
+    with open(tmp, "w") as f:
+        f.write("%d\n" % port)
+    os.rename(tmp, args.port_file)
+    time.sleep(args.lifetime)
+    return 0
+
+
+def unavailable(args):
+    """One call through a proxy whose server does not answer: UNAVAILABLE
+    from the proxy within its --connect-timeout."""
+    t = Checks()
+    ch = grpc.insecure_channel(args.target)
+    t0 = time.time()
+    try:
+        ch.unary_unary("/triage.Test/Unary", request_serializer=ident,
+                       response_deserializer=ident)(b"{}", timeout=20)
+        t.check("server that never answers: UNAVAILABLE", False, "succeeded")
+    except grpc.RpcError as e:
+        took = time.time() - t0
+        t.check("server that never answers: UNAVAILABLE after the connect timeout (%.1f s)" % took,
+                e.code() == grpc.StatusCode.UNAVAILABLE and "no answer" in (e.details() or "")
+                and took < 10, "%s %s" % (e.code().name, e.details()))
+    ch.close()
+    print("%d passed, %d failed" % (t.passed, t.failed), flush=True)
+    return 0 if t.failed == 0 else 1
+
+
 def main():
     ap = argparse.ArgumentParser()
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -491,11 +541,18 @@ def main():
     d.add_argument("--frames", required=True)
     d.add_argument("--verdicts", required=True)
     d.add_argument("--proxy-pid", type=int, required=True)
+    b = sub.add_parser("blackhole")
+    b.add_argument("--port-file", required=True)
+    b.add_argument("--lifetime", type=float, default=60)
+    u = sub.add_parser("unavailable")
+    u.add_argument("--target", required=True)
     a = ap.parse_args()
+    if a.cmd == "blackhole":
+        return blackhole(a)
     if a.cmd == "server":
         serve(a)
         return 0
-    return {"client": client, "quick": quick, "drain": drain}[a.cmd](a)
+    return {"client": client, "quick": quick, "drain": drain, "unavailable": unavailable}[a.cmd](a)
 
 
 if __name__ == "__main__":

@@ -202,6 +202,15 @@ for p in resp req relay gz raw; do
     check "$p: exits 0 on SIGTERM" test $? -eq 0
 done
 
+# ---- a server that never answers the connect: UNAVAILABLE after --connect-timeout
+timeout -k 2 60 $PY "$peer" blackhole --port-file "$tmp/hole.port" >"$tmp/hole.log" 2>&1 &
+pids+=($!)
+for _ in $(seq 1 250); do [ -s "$tmp/hole.port" ] && break; sleep 0.02; done
+start_proxy hole "$(cat "$tmp/hole.port")" --connect-timeout 1000 || exit 1
+peer_run "connect timeout" 30 unavailable --target "$addr_hole"
+stop_proxy hole
+check "hole: exits 0 on SIGTERM" test $? -eq 0
+
 # ---- SIGTERM with calls in flight
 start_proxy drain "$port_other" --grace 3000 || exit 1
 peer_run drain 30 drain --target "$addr_drain" "${args[@]}" --proxy-pid "$pid_drain"
