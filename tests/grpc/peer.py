@@ -13,6 +13,7 @@ and receive are the JSON Issues of `triage-demo gen`, byte for byte.
     peer.py drain ... --proxy-pid PID          SIGTERM with calls in flight
     peer.py blackhole --port-file F            a server whose connect never completes
     peer.py unavailable --target HOST:PORT     a call through a proxy in front of it
+    peer.py garbage --target HOST:PORT ...     clients that are not HTTP/2, then a call
 
 The service (/triage.Test/...):
     Unary    returns the one request message it got (echo)
@@ -517,6 +518,59 @@ def unavailable(args):
     return 0 if t.failed == 0 else 1
 
 
+def garbage(args):
+    """Clients that are not HTTP/2, or stop halfway: each costs only its own
+    connection; a real call afterwards still goes through."""
+    import socket
+    host, port = args.target.rsplit(":", 1)
+    t = Checks()
+    preface = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+    settings = b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"
+    cases = {
+        "HTTP/1.1 request": b"GET / HTTP/1.1\r\nHost: x\r\n\r\n",
+        "random bytes": bytes(range(256)) * 4,
+        "half a preface, then gone": preface[:10],
+        "a preface and a frame cut short": preface + settings + b"\x00\x10\x00\x01\x05",
+        "a DATA frame on a stream never opened": preface + settings +
+        b"\x00\x00\x05\x00\x01\x00\x00\x00\x01" + b"\x00" * 5,
+        "an oversized frame": preface + settings + b"\xff\xff\xff\x00\x00\x00\x00\x00\x01",
+    }
+    for what, data in cases.items():
+        s = socket.create_connection((host, int(port)), timeout=5)
+        try:
+            s.sendall(data)
+            if what.endswith("gone") or what.endswith("short"):
+                s.close()
+                t.check("%s: the proxy goes on" % what, True)
+                continue
+            s.shutdown(socket.SHUT_WR)
+            got, end = b"", time.time() + 5
+            while time.time() < end:
+                b = s.recv(65536)
+                if not b:
+                    break
+                got += b
+            closed = time.time() < end
+            # nghttp2 answers a bad peer with its SETTINGS and a GOAWAY, then we close
+            t.check("%s: the proxy closes that connection" % what, closed,
+                    "%d bytes, still open after 5 s" % len(got))
+        except OSError as e:
+            t.check("%s: the proxy closes the connection" % what,
+                    isinstance(e, (ConnectionResetError, BrokenPipeError)), repr(e))
+        finally:
+            s.close()
+    ch = grpc.insecure_channel(args.target)
+    pool = read_pool(args.frames)
+    verdicts = [line.split()[1] == "keep" for line in open(args.verdicts)]
+    kept = [m for m, k in zip(pool, verdicts) if k]
+    r = ch.unary_unary("/triage.Test/Unary", request_serializer=ident,
+                       response_deserializer=ident)(kept[0], timeout=10)
+    t.check("after them, a real call goes through", r == kept[0])
+    ch.close()
+    print("%d passed, %d failed" % (t.passed, t.failed), flush=True)
+    return 0 if t.failed == 0 else 1
+
+
 def main():
     ap = argparse.ArgumentParser()
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -546,13 +600,18 @@ def main():
     b.add_argument("--lifetime", type=float, default=60)
     u = sub.add_parser("unavailable")
     u.add_argument("--target", required=True)
+    gb = sub.add_parser("garbage")
+    gb.add_argument("--target", required=True)
+    gb.add_argument("--frames", required=True)
+    gb.add_argument("--verdicts", required=True)
     a = ap.parse_args()
     if a.cmd == "blackhole":
         return blackhole(a)
     if a.cmd == "server":
         serve(a)
         return 0
-    return {"client": client, "quick": quick, "drain": drain, "unavailable": unavailable}[a.cmd](a)
+    return {"client": client, "quick": quick, "drain": drain, "unavailable": unavailable,
+            "garbage": garbage}[a.cmd](a)
 
 
 if __name__ == "__main__":

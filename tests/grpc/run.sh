@@ -197,6 +197,9 @@ check "a flag byte of 2: INTERNAL ($(line 3))" \
 check "the good call on the same connection: status 0, its message back ($(line 4))" \
     grep -q "^call 4: status 0 message \"\" data $(( ${#kept_hex} / 2 )) rst -" "$tmp/raw.out"
 
+# ---- clients that are not HTTP/2 or stop halfway cost only their connection
+peer_run garbage 40 garbage --target "$addr_raw" "${args[@]}"
+
 for p in resp req relay gz raw; do
     stop_proxy $p
     check "$p: exits 0 on SIGTERM" test $? -eq 0
