@@ -25,6 +25,7 @@ The service (/triage.Test/...):
     Chat     echoes each message as it arrives (bidi)
     Forever  streams the pool in a loop until cancelled; counts cancellations
     Stats    returns its counters in trailing metadata
+    Cancel   streams the request back 3 times, then cancels the call (RST_STREAM)
     Die      streams 5 messages, then the server process exits at once
 """
 import argparse
@@ -118,6 +119,11 @@ def serve(args):
                                        ("x-stream-done", "%.6f" % ctr.stream_done)))
         return b""
 
+    def cancel(req, ctx):
+        for i in range(3):
+            yield req
+        ctx.cancel()  # the server resets the stream (RST_STREAM CANCEL)
+
     def die(req, ctx):
         for i in range(5):
             yield pool[i]
@@ -130,7 +136,7 @@ def serve(args):
     handlers = {
         "Unary": U(unary, **kw), "Stream": S(stream, **kw), "Collect": C(collect, **kw),
         "Chat": B(chat, **kw), "Forever": S(forever, **kw), "Stats": U(stats, **kw),
-        "Die": S(die, **kw),
+        "Die": S(die, **kw), "Cancel": S(cancel, **kw),
     }
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=32),
                          options=[("grpc.max_receive_message_length", 64 << 20)])
@@ -309,6 +315,17 @@ def client(args):
         after = int(dict(stats.with_call(a_kept, timeout=T)[1].trailing_metadata())["x-cancelled"])
     t.check("cancel: the server saw the cancellation", after == before + 1,
             "%d -> %d" % (before, after))
+
+    # the server cancels: its reset reaches the client
+    it = m("us", "Cancel")(a_kept, timeout=T)
+    got = []
+    try:
+        for r in it:
+            got.append(r)
+        t.check("server cancels: the client sees CANCELLED", False, "stream ended OK")
+    except grpc.RpcError as e:
+        t.check("server cancels: the client sees CANCELLED after %d messages" % len(got),
+                e.code() == grpc.StatusCode.CANCELLED, "%s %s" % (e.code().name, e.details()))
 
     # a deadline: the client's deadline ends a slow stream with DEADLINE_EXCEEDED
     try:
