@@ -462,11 +462,25 @@ static hp_msg *msg_new(hp_engine *e)
     return m;
 }
 
+static void conn_events(hp_conn *c);
+
+/* A connection paused because its ring or its message records were full
+ * reads again once both have room. */
+static void conn_maybe_resume(hp_conn *c)
+{
+    if (c->paused && !c->closed && c->ring.cap - c->ring.len >= c->ring.cap / 4 &&
+        c->nmsgs < HP_MAX_HELD_MSGS / 2) {
+        c->paused = false;
+        conn_events(c);
+    }
+}
+
 static void msg_recycle(hp_engine *e, hp_msg *m)
 {
     m->src->nmsgs--;
     m->next = e->free_msgs;
     e->free_msgs = m;
+    conn_maybe_resume(m->src);
 }
 
 /* Gives the ring back up to the first message still pinning it. */
@@ -487,10 +501,7 @@ static void conn_advance(hp_conn *c)
         e->held -= to - c->ring.consumed;
         rb_consume(&c->ring, (size_t)(to - c->ring.consumed));
     }
-    if (c->paused && c->ring.cap - c->ring.len >= c->ring.cap / 4) {
-        c->paused = false;
-        conn_events(c);
-    }
+    conn_maybe_resume(c);
 }
 
 /* The message is finished with: its flow-control credit goes back to the
@@ -1574,7 +1585,7 @@ static void conn_read(hp_conn *c)
         if (c->ring.cap - c->ring.len < c->ring.cap / 4)
             conn_evacuate(c);
         uint8_t *w = rb_space(&c->ring, &room);
-        if (room == 0) {
+        if (room == 0 || c->nmsgs >= HP_MAX_HELD_MSGS) {
             c->paused = true;
             conn_events(c);
             return;

@@ -56,8 +56,9 @@
  * address space, touched as it is used), plus, when a stalled stream's
  * oldest message holds the ring's tail while other streams go on, up to
  * HP_CONN_WINDOW moved out of the ring into buffers of their own (so one
- * stalled stream never stalls its neighbours; counted as copies); and at
- * most HP_MAX_STREAMS calls per client connection.
+ * stalled stream never stalls its neighbours; counted as copies); at most
+ * HP_MAX_HELD_MSGS messages waiting and HP_MAX_STREAMS calls per client
+ * connection.
  *
  * Stopping: hp_stop (safe from a signal handler: it writes to an eventfd)
  * or the stop_fd becoming readable starts a drain: the listening socket is
@@ -82,6 +83,10 @@
 /* How long a connection to the server may take to open, by default,
  * before the calls waiting for it get UNAVAILABLE. */
 #define HP_CONNECT_MS 10000
+/* Messages that arrived on one connection and wait (to be written, or
+ * while they arrive): beyond this, reading from it pauses. It bounds the
+ * records (about 100 bytes each) when messages are tiny. */
+#define HP_MAX_HELD_MSGS 65536u
 /* Calls a client may have open at once on one connection. */
 #define HP_MAX_STREAMS 1000u
 

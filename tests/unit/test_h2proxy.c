@@ -1,0 +1,562 @@
+/* test_h2proxy.c: the gRPC proxy's engine (runtime/h2proxy.h) in one process:
+ * the engine on a thread, an echo server on another (nghttp2: each call's
+ * request body comes back as its response, with grpc-status 0), and calls
+ * from the test's thread through a client session whose DATA frames are cut
+ * where a test says, so that messages split across frames at every point.
+ * What is checked: only the kept messages reach the server, byte for byte
+ * and in order; a message split anywhere is gathered (and counted) and
+ * still exact; a refused message ends its call only (INTERNAL and the
+ * judge's text); a server that is not there gives UNAVAILABLE; allocations
+ * do not grow with the messages; hp_new's failure and an early hp_stop. The
+ * interop test with grpcio peers is tests/grpc/run.sh. */
+#include "check_util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <nghttp2/nghttp2.h>
+
+#include "h2proxy.h"
+#include "net.h"
+
+#define T_MS 10000 /* every wait is bounded */
+
+/* ---- a blocking HTTP/2 peer loop */
+
+static bool peer_send(nghttp2_session *s, int fd)
+{
+    const uint8_t *d;
+    ssize_t n;
+    while ((n = nghttp2_session_mem_send(s, &d)) > 0)
+        for (ssize_t off = 0; off < n;) {
+            ssize_t w = send(fd, d + off, (size_t)(n - off), MSG_NOSIGNAL);
+            if (w < 0 && errno == EINTR)
+                continue;
+            if (w < 0)
+                return false;
+            off += w;
+        }
+    return n == 0;
+}
+
+/* One round: send what is due, wait for input (ms), read it. false: the
+ * connection ended, failed, or nothing came in time. */
+static bool peer_round(nghttp2_session *s, int fd, int ms)
+{
+    if (!peer_send(s, fd))
+        return false;
+    struct pollfd p = {.fd = fd, .events = POLLIN};
+    if (poll(&p, 1, ms) <= 0)
+        return false;
+    uint8_t buf[65536];
+    ssize_t r = recv(fd, buf, sizeof buf, 0);
+    return r > 0 && nghttp2_session_mem_recv(s, buf, (size_t)r) == r;
+}
+
+/* ---- the echo server */
+
+typedef struct {
+    uint8_t *buf;
+    size_t len, cap, sent;
+} echo_stream;
+
+static ssize_t echo_read(nghttp2_session *s, int32_t sid, uint8_t *buf, size_t length,
+                         uint32_t *flags, nghttp2_data_source *src, void *ud)
+{
+    (void)ud;
+    echo_stream *e = src->ptr;
+    size_t n = e->len - e->sent;
+    if (n > length)
+        n = length;
+    if (n > 0)
+        memcpy(buf, e->buf + e->sent, n);
+    e->sent += n;
+    if (e->sent == e->len) {
+        *flags |= NGHTTP2_DATA_FLAG_EOF | NGHTTP2_DATA_FLAG_NO_END_STREAM;
+        nghttp2_nv t[] = {{(uint8_t *)"grpc-status", (uint8_t *)"0", 11, 1, 0},
+                          {(uint8_t *)"x-echo", (uint8_t *)"yes", 6, 3, 0}};
+        nghttp2_submit_trailer(s, sid, t, 2);
+    }
+    return (ssize_t)n;
+}
+
+static int echo_begin(nghttp2_session *s, const nghttp2_frame *f, void *ud)
+{
+    (void)ud;
+    if (f->hd.type == NGHTTP2_HEADERS && f->headers.cat == NGHTTP2_HCAT_REQUEST)
+        nghttp2_session_set_stream_user_data(s, f->hd.stream_id, calloc(1, sizeof(echo_stream)));
+    return 0;
+}
+
+static int echo_data(nghttp2_session *s, uint8_t flags, int32_t sid, const uint8_t *d, size_t n,
+                     void *ud)
+{
+    (void)flags;
+    (void)ud;
+    echo_stream *e = nghttp2_session_get_stream_user_data(s, sid);
+    if (e == NULL)
+        return 0;
+    if (e->cap - e->len < n) {
+        e->cap = (e->len + n) * 2;
+        e->buf = realloc(e->buf, e->cap);
+    }
+    memcpy(e->buf + e->len, d, n);
+    e->len += n;
+    return 0;
+}
+
+static int echo_frame(nghttp2_session *s, const nghttp2_frame *f, void *ud)
+{
+    (void)ud;
+    echo_stream *e = nghttp2_session_get_stream_user_data(s, f->hd.stream_id);
+    if (e == NULL || !(f->hd.flags & NGHTTP2_FLAG_END_STREAM))
+        return 0;
+    nghttp2_nv h[] = {{(uint8_t *)":status", (uint8_t *)"200", 7, 3, 0},
+                      {(uint8_t *)"content-type", (uint8_t *)"application/grpc", 12, 16, 0}};
+    nghttp2_data_provider p = {.source.ptr = e, .read_callback = echo_read};
+    nghttp2_submit_response(s, f->hd.stream_id, h, 2, &p);
+    return 0;
+}
+
+static int echo_close(nghttp2_session *s, int32_t sid, uint32_t code, void *ud)
+{
+    (void)code;
+    (void)ud;
+    echo_stream *e = nghttp2_session_get_stream_user_data(s, sid);
+    if (e != NULL) {
+        free(e->buf);
+        free(e);
+    }
+    return 0;
+}
+
+static void *echo_main(void *arg)
+{
+    int lfd = *(int *)arg;
+    nghttp2_session_callbacks *cb;
+    nghttp2_session_callbacks_new(&cb);
+    nghttp2_session_callbacks_set_on_begin_headers_callback(cb, echo_begin);
+    nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cb, echo_data);
+    nghttp2_session_callbacks_set_on_frame_recv_callback(cb, echo_frame);
+    nghttp2_session_callbacks_set_on_stream_close_callback(cb, echo_close);
+    for (;;) {
+        int fd = accept(lfd, NULL, NULL);
+        if (fd < 0)
+            break;
+        nghttp2_session *s;
+        nghttp2_session_server_new(&s, cb, NULL);
+        nghttp2_submit_settings(s, NGHTTP2_FLAG_NONE, NULL, 0);
+        while (peer_round(s, fd, 60000)) {
+        }
+        nghttp2_session_del(s);
+        close(fd);
+    }
+    nghttp2_session_callbacks_del(cb);
+    return NULL;
+}
+
+/* ---- the engine and its judge */
+
+/* Keeps a message whose first byte is 'k', refuses one starting with 'r',
+ * drops the others. */
+static int judge(void *ctx, const hp_message *m, char *why, size_t whylen)
+{
+    (void)ctx;
+    if (m->n > 0 && m->p[0] == 'r') {
+        snprintf(why, whylen, "refused by the test");
+        return HP_REFUSE;
+    }
+    return m->n > 0 && m->p[0] == 'k' ? HP_KEEP : HP_DROP;
+}
+
+typedef struct {
+    hp_engine *e;
+    pthread_t loop, server;
+    int server_lfd;
+    char addr[64];
+} rig;
+
+static void *loop_main(void *arg)
+{
+    char err[256];
+    hp_run(arg, err, sizeof err);
+    return NULL;
+}
+
+/* The engine in front of an echo server (or of a port where nothing
+ * listens, when with_server is false). */
+static void rig_start(rig *r, bool with_server)
+{
+    char err[NET_ERR_LEN + 64];
+    uint16_t sport = 0, pport = 0;
+    r->server_lfd = net_listen("127.0.0.1:0", 16, &sport, err, sizeof err);
+    REQUIREF(r->server_lfd >= 0, "%s", err);
+    if (with_server) {
+        REQUIRE(pthread_create(&r->server, NULL, echo_main, &r->server_lfd) == 0);
+    } else {
+        close(r->server_lfd); /* nothing listens there now */
+        r->server_lfd = -1;
+    }
+    int lfd = net_listen("127.0.0.1:0", 16, &pport, err, sizeof err);
+    REQUIREF(lfd >= 0, "%s", err);
+    char to[64];
+    snprintf(to, sizeof to, "127.0.0.1:%u", (unsigned)sport);
+    snprintf(r->addr, sizeof r->addr, "127.0.0.1:%u", (unsigned)pport);
+    hp_config c = {.listen_fd = lfd, .upstream = to, .judge_requests = true,
+                   .judge_responses = false, .judge = judge, .stop_fd = -1, .grace_ms = 1000};
+    r->e = hp_new(&c, err, sizeof err);
+    REQUIREF(r->e != NULL, "%s", err);
+    REQUIRE(pthread_create(&r->loop, NULL, loop_main, r->e) == 0);
+}
+
+static hp_stats rig_stop(rig *r)
+{
+    hp_stop(r->e);
+    pthread_join(r->loop, NULL);
+    hp_stats st = *hp_stats_of(r->e);
+    hp_free(r->e);
+    if (r->server_lfd >= 0) {
+        shutdown(r->server_lfd, SHUT_RDWR);
+        pthread_join(r->server, NULL);
+        close(r->server_lfd);
+    }
+    return st;
+}
+
+/* ---- the client */
+
+typedef struct {
+    const uint8_t *body;
+    size_t len, sent, cut; /* DATA frames of at most cut bytes */
+    char status[16], message[256], echo[8];
+    uint8_t *got;
+    size_t got_len;
+    bool closed;
+} call;
+
+static ssize_t call_read(nghttp2_session *s, int32_t sid, uint8_t *buf, size_t length,
+                         uint32_t *flags, nghttp2_data_source *src, void *ud)
+{
+    (void)s;
+    (void)sid;
+    (void)ud;
+    call *c = src->ptr;
+    size_t n = c->len - c->sent;
+    if (n > length)
+        n = length;
+    if (c->cut > 0 && n > c->cut)
+        n = c->cut;
+    memcpy(buf, c->body + c->sent, n);
+    c->sent += n;
+    if (c->sent == c->len)
+        *flags |= NGHTTP2_DATA_FLAG_EOF;
+    return (ssize_t)n;
+}
+
+static int call_header(nghttp2_session *s, const nghttp2_frame *f, const uint8_t *name, size_t nl,
+                       const uint8_t *val, size_t vl, uint8_t flags, void *ud)
+{
+    (void)flags;
+    (void)ud;
+    call *c = nghttp2_session_get_stream_user_data(s, f->hd.stream_id);
+    if (c == NULL)
+        return 0;
+    if (nl == 11 && memcmp(name, "grpc-status", 11) == 0)
+        snprintf(c->status, sizeof c->status, "%.*s", (int)vl, (const char *)val);
+    else if (nl == 12 && memcmp(name, "grpc-message", 12) == 0)
+        snprintf(c->message, sizeof c->message, "%.*s", (int)vl, (const char *)val);
+    else if (nl == 6 && memcmp(name, "x-echo", 6) == 0)
+        snprintf(c->echo, sizeof c->echo, "%.*s", (int)vl, (const char *)val);
+    return 0;
+}
+
+static int call_data(nghttp2_session *s, uint8_t flags, int32_t sid, const uint8_t *d, size_t n,
+                     void *ud)
+{
+    (void)flags;
+    (void)ud;
+    call *c = nghttp2_session_get_stream_user_data(s, sid);
+    if (c == NULL)
+        return 0;
+    c->got = realloc(c->got, c->got_len + n + 1);
+    memcpy(c->got + c->got_len, d, n);
+    c->got_len += n;
+    return 0;
+}
+
+static int call_close(nghttp2_session *s, int32_t sid, uint32_t code, void *ud)
+{
+    (void)code;
+    int *open = ud;
+    call *c = nghttp2_session_get_stream_user_data(s, sid);
+    if (c != NULL && !c->closed) {
+        c->closed = true;
+        (*open)--;
+    }
+    return 0;
+}
+
+/* The calls, all at once on one new connection to addr; each ends. */
+static void run_calls(const char *addr, call *calls, int n)
+{
+    char err[NET_ERR_LEN];
+    int fd = net_connect(addr, err, sizeof err);
+    REQUIREF(fd >= 0, "%s", err);
+    int open = n;
+    nghttp2_session_callbacks *cb;
+    nghttp2_session *s;
+    nghttp2_session_callbacks_new(&cb);
+    nghttp2_session_callbacks_set_on_header_callback(cb, call_header);
+    nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cb, call_data);
+    nghttp2_session_callbacks_set_on_stream_close_callback(cb, call_close);
+    nghttp2_session_client_new(&s, cb, &open);
+    nghttp2_session_callbacks_del(cb);
+    nghttp2_submit_settings(s, NGHTTP2_FLAG_NONE, NULL, 0);
+    for (int i = 0; i < n; i++) {
+        snprintf(calls[i].status, sizeof calls[i].status, "-");
+        nghttp2_nv h[] = {
+            {(uint8_t *)":method", (uint8_t *)"POST", 7, 4, 0},
+            {(uint8_t *)":scheme", (uint8_t *)"http", 7, 4, 0},
+            {(uint8_t *)":path", (uint8_t *)"/t.T/Echo", 5, 9, 0},
+            {(uint8_t *)":authority", (uint8_t *)"t", 10, 1, 0},
+            {(uint8_t *)"content-type", (uint8_t *)"application/grpc", 12, 16, 0},
+            {(uint8_t *)"te", (uint8_t *)"trailers", 2, 8, 0},
+        };
+        nghttp2_data_provider p = {.source.ptr = &calls[i], .read_callback = call_read};
+        REQUIRE(nghttp2_submit_request(s, NULL, h, 6, &p, &calls[i]) > 0);
+    }
+    while (open > 0)
+        REQUIREF(peer_round(s, fd, T_MS), "calls did not end (%d open)", open);
+    nghttp2_session_del(s);
+    close(fd);
+}
+
+static void call_free(call *c)
+{
+    free(c->got);
+    c->got = NULL;
+}
+
+/* Frames, back to back, of the messages given (NUL-terminated strings). */
+static size_t frames(uint8_t *out, const char *const *msgs, int n)
+{
+    size_t at = 0;
+    for (int i = 0; i < n; i++) {
+        size_t len = strlen(msgs[i]);
+        out[at] = 0;
+        out[at + 1] = (uint8_t)(len >> 24);
+        out[at + 2] = (uint8_t)(len >> 16);
+        out[at + 3] = (uint8_t)(len >> 8);
+        out[at + 4] = (uint8_t)len;
+        memcpy(out + at + 5, msgs[i], len);
+        at += 5 + len;
+    }
+    return at;
+}
+
+/* ---- the tests */
+
+static const char *const mixed[] = {"k one", "drop me", "k two, a little longer", "", "nope",
+                                    "k three"};
+static const char *const kept[] = {"k one", "k two, a little longer", "k three"};
+
+START_TEST(kept_messages_reach_the_server_exactly)
+{
+    rig r;
+    rig_start(&r, true);
+    uint8_t in[512], want[512];
+    size_t n = frames(in, mixed, 6), wn = frames(want, kept, 3);
+    call c = {.body = in, .len = n};
+    run_calls(r.addr, &c, 1);
+    ck_assert_str_eq(c.status, "0");
+    ck_assert_str_eq(c.echo, "yes");
+    ck_assert_uint_eq(c.got_len, wn);
+    REQUIRE(memcmp(c.got, want, wn) == 0);
+    hp_stats st = rig_stop(&r);
+    ck_assert_uint_eq(st.messages[0], 6);
+    ck_assert_uint_eq(st.kept[0], 3);
+    ck_assert_uint_eq(st.messages[1], 3); /* the echo: not judged, all kept */
+    ck_assert_uint_eq(st.kept[1], 3);
+    ck_assert_uint_eq(st.bytes_copied, 0); /* one DATA frame: nothing gathered */
+    ck_assert_uint_eq(st.calls, 1);
+    call_free(&c);
+}
+END_TEST
+
+START_TEST(messages_split_at_every_point)
+{
+    rig r;
+    rig_start(&r, true);
+    uint8_t in[512], want[512];
+    size_t n = frames(in, mixed, 6), wn = frames(want, kept, 3);
+    for (size_t cut = 1; cut <= n; cut++) {
+        call c = {.body = in, .len = n, .cut = cut};
+        run_calls(r.addr, &c, 1);
+        REQUIREF(strcmp(c.status, "0") == 0 && c.got_len == wn && memcmp(c.got, want, wn) == 0,
+                 "cut %zu: status %s, %zu bytes back", cut, c.status, c.got_len);
+        call_free(&c);
+    }
+    hp_stats st = rig_stop(&r);
+    ck_assert_uint_gt(st.bytes_copied, 0);
+    ck_assert_uint_gt(st.messages_copied, 0);
+}
+END_TEST
+
+START_TEST(refused_message_ends_its_call_only)
+{
+    rig r;
+    rig_start(&r, true);
+    static const char *const bad[] = {"k fine", "r refuse this", "k never sent"};
+    uint8_t a[256], b[256], want[256];
+    size_t an = frames(a, bad, 3), bn = frames(b, kept, 3), wn = frames(want, kept, 3);
+    call c[2] = {{.body = a, .len = an}, {.body = b, .len = bn}};
+    run_calls(r.addr, c, 2);
+    ck_assert_str_eq(c[0].status, "13");
+    ck_assert_str_eq(c[0].message, "proxy: refused by the test");
+    ck_assert_str_eq(c[1].status, "0");
+    ck_assert_uint_eq(c[1].got_len, wn);
+    REQUIRE(memcmp(c[1].got, want, wn) == 0);
+    hp_stats st = rig_stop(&r);
+    ck_assert_uint_eq(st.calls_failed, 1);
+    call_free(&c[0]);
+    call_free(&c[1]);
+}
+END_TEST
+
+START_TEST(malformed_messages)
+{
+    rig r;
+    rig_start(&r, true);
+    static const uint8_t cut[] = {0, 0, 0, 0, 9, 'k', 'k'};          /* ends inside */
+    static const uint8_t zipped[] = {1, 0, 0, 0, 2, 'k', 'k'};       /* no grpc-encoding */
+    static const uint8_t flag[] = {7, 0, 0, 0, 2, 'k', 'k'};         /* flag 7 */
+    static const uint8_t big[] = {0, 0, 0x40, 0, 1, 'k'};            /* 4 MiB + 1 */
+    call c[4] = {{.body = cut, .len = sizeof cut}, {.body = zipped, .len = sizeof zipped},
+                 {.body = flag, .len = sizeof flag}, {.body = big, .len = sizeof big}};
+    run_calls(r.addr, c, 4);
+    ck_assert_str_eq(c[0].status, "13");
+    ck_assert_str_eq(c[0].message, "proxy: the client's stream ended inside a message");
+    ck_assert_str_eq(c[1].status, "13");
+    ck_assert_str_eq(c[2].status, "13");
+    ck_assert_str_eq(c[3].status, "8");
+    hp_stats st = rig_stop(&r);
+    ck_assert_uint_eq(st.calls_failed, 4);
+    for (int i = 0; i < 4; i++)
+        call_free(&c[i]);
+}
+END_TEST
+
+START_TEST(server_not_there_is_unavailable)
+{
+    rig r;
+    rig_start(&r, false);
+    uint8_t in[256];
+    size_t n = frames(in, kept, 3);
+    call c = {.body = in, .len = n};
+    run_calls(r.addr, &c, 1);
+    ck_assert_str_eq(c.status, "14");
+    REQUIREF(strstr(c.message, "cannot connect") != NULL, "message: %s", c.message);
+    rig_stop(&r);
+    call_free(&c);
+}
+END_TEST
+
+/* What an engine allocated in all for a warm-up call and then a call of n
+ * messages of 64 bytes, all dropped (kept ones wait for the server, and the
+ * records of those in flight at once vary with the timing). */
+static uint64_t allocations_for(size_t n)
+{
+    enum { MSG = 64, BIG = 4000 };
+    rig r;
+    rig_start(&r, true);
+    uint8_t *in = malloc((size_t)BIG * (5 + MSG));
+    for (int i = 0; i < BIG; i++) {
+        uint8_t *f = in + (size_t)i * (5 + MSG);
+        f[0] = 0, f[1] = 0, f[2] = 0, f[3] = 0, f[4] = MSG;
+        memset(f + 5, 'd', MSG);
+    }
+    size_t sizes[2] = {1000, n};
+    for (int k = 0; k < 2; k++) {
+        /* DATA frames of whole messages, as most senders cut them */
+        call c = {.body = in, .len = sizes[k] * (5 + MSG), .cut = 16384 / (5 + MSG) * (5 + MSG)};
+        run_calls(r.addr, &c, 1);
+        REQUIREF(strcmp(c.status, "0") == 0 && c.got_len == 0,
+                 "status %s, %zu bytes back", c.status, c.got_len);
+        call_free(&c);
+    }
+    hp_stats st = rig_stop(&r);
+    free(in);
+    return st.allocations + st.h2_allocations;
+}
+
+/* A call of 4000 messages costs what one of 1000 does: the allocations are
+ * the connection's and the call's, none per message. */
+START_TEST(allocations_do_not_grow_with_messages)
+{
+    uint64_t small = allocations_for(1000), big = allocations_for(4000);
+    ck_assert_uint_gt(small, 0);
+    REQUIREF(big <= small, "1000 messages: %llu allocations in all; 4000: %llu",
+             (unsigned long long)small, (unsigned long long)big);
+}
+END_TEST
+
+START_TEST(new_fails_cleanly)
+{
+    char err[256] = "";
+    uint16_t port;
+    int lfd = net_listen("127.0.0.1:0", 4, &port, err, sizeof err);
+    REQUIREF(lfd >= 0, "%s", err);
+    hp_config c = {.listen_fd = lfd, .upstream = "nowhere", .stop_fd = -1};
+    REQUIRE(hp_new(&c, err, sizeof err) == NULL);
+    REQUIREF(strstr(err, "nowhere") != NULL, "err: %s", err);
+    REQUIRE(fcntl(lfd, F_GETFD) < 0 && errno == EBADF); /* closed */
+}
+END_TEST
+
+START_TEST(stop_before_run)
+{
+    char err[256] = "";
+    uint16_t port;
+    int lfd = net_listen("127.0.0.1:0", 4, &port, err, sizeof err);
+    REQUIREF(lfd >= 0, "%s", err);
+    hp_config c = {.listen_fd = lfd, .upstream = "127.0.0.1:1", .stop_fd = -1};
+    hp_engine *e = hp_new(&c, err, sizeof err);
+    REQUIREF(e != NULL, "%s", err);
+    hp_stop(e);
+    ck_assert_int_eq(hp_run(e, err, sizeof err), 0);
+    ck_assert_uint_eq(hp_stats_of(e)->calls, 0);
+    hp_free(e);
+}
+END_TEST
+
+static Suite *h2proxy_suite(void)
+{
+    Suite *s = suite_create("h2proxy");
+    TCase *t = tcase_create("engine");
+    tcase_set_timeout(t, 60);
+    tcase_add_test(t, kept_messages_reach_the_server_exactly);
+    tcase_add_test(t, messages_split_at_every_point);
+    tcase_add_test(t, refused_message_ends_its_call_only);
+    tcase_add_test(t, malformed_messages);
+    tcase_add_test(t, server_not_there_is_unavailable);
+    tcase_add_test(t, allocations_do_not_grow_with_messages);
+    tcase_add_test(t, new_fails_cleanly);
+    tcase_add_test(t, stop_before_run);
+    suite_add_tcase(s, t);
+    return s;
+}
+
+int main(void)
+{
+    signal(SIGPIPE, SIG_IGN);
+    SRunner *r = srunner_create(h2proxy_suite());
+    srunner_run_all(r, CK_NORMAL);
+    int failed = srunner_ntests_failed(r);
+    srunner_free(r);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
