@@ -1503,6 +1503,10 @@ static hp_conn *conn_new(hp_engine *e, int fd, bool upstream, char *err, size_t 
     return c;
 }
 
+/* Frees the closed connections that nothing points into any more (no
+ * message that arrived on them is alive), at the end of the loop's turn,
+ * never under a caller that may still hold one; all: every closed one
+ * (hp_free, after every message is gone). */
 static void conn_reap(hp_engine *e, bool all)
 {
     for (hp_conn *c = e->conns, *next; c != NULL; c = next) {
