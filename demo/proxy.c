@@ -1,10 +1,21 @@
 /* proxy.c: `triage-demo proxy`: the rules between real gRPC clients and
  * servers, over HTTP/2 (the engine is runtime/h2proxy.h; this file gives it
- * a listening socket, a judge and a stop signal, and prints the tally). */
+ * a listening socket, a judge and a stop signal, and prints the tally).
+ *
+ * --workers N: N engines, each on its own thread with its own listening
+ * socket (SO_REUSEPORT), its own connections to the server and its own
+ * judge context (reader, inflater, tally); they share only the compiled
+ * rules, which are immutable. The main thread waits for a signal and
+ * passes it on to every engine (hp_stop), then sums the tallies. One
+ * worker runs on the main thread, as the proxy always did. */
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
 
@@ -25,7 +36,7 @@ static void help(FILE *f)
             "                         [--direction requests|responses|both]\n"
             "                         [--reader optics|decode|none] [--verify off|json|schema]\n"
             "                         [--grpc-encoding identity|gzip] [--grace MS]\n"
-            "                         [--connect-timeout MS] [--json]\n"
+            "                         [--connect-timeout MS] [--workers N] [--json]\n"
             "\n"
             "A gRPC proxy: accepts HTTP/2 cleartext (prior knowledge, as gRPC clients\n"
             "use on insecure channels), prints 'listening HOST:PORT' (port 0: an\n"
@@ -48,6 +59,11 @@ static void help(FILE *f)
             "                      finish before they are cancelled (default 5000)\n"
             "  --connect-timeout MS  how long a connection to the server may take to\n"
             "                      open before the calls waiting get UNAVAILABLE (10000)\n"
+            "  --workers N         N event loops on N threads, each with its own listening\n"
+            "                      socket on the same port (SO_REUSEPORT: the kernel spreads\n"
+            "                      connections, a connection's calls stay on one) and its\n"
+            "                      own connections to the server (default: the cores this\n"
+            "                      process may run on)\n"
             "  --json              the tally as one JSON object\n"
             "The proxy's own statuses: UNAVAILABLE when the server cannot be reached or\n"
             "its connection fails; INTERNAL for a malformed message (compressed without\n"
@@ -110,7 +126,62 @@ static int px_judge(void *ctx, const hp_message *m, char *why, size_t whylen)
     return keep ? HP_KEEP : HP_DROP;
 }
 
-static void print_json(const px_ctx *x, const hp_stats *s, const char *dir, double seconds)
+/* What a worker that failed adds to the main thread's eventfd (one that
+ * stopped adds 1). */
+#define PX_FAILED (1ull << 32)
+/* The most --workers takes. */
+#define PX_MAX_WORKERS 256
+
+/* One worker: its engine, its judge's context, its thread's outcome. */
+typedef struct {
+    px_ctx x;
+    hp_engine *e;
+    pthread_t th;
+    bool started;
+    int rc;
+    char err[NET_ERR_LEN + 64];
+    int done_fd; /* the main thread's eventfd, written when hp_run returns */
+} px_worker;
+
+static void *px_worker_main(void *arg)
+{
+    px_worker *w = arg;
+    w->rc = hp_run(w->e, w->err, sizeof w->err);
+    /* the main thread learns of a failure from the count alone: it reads
+     * w->rc only after the join */
+    uint64_t one = w->rc == 0 ? 1 : PX_FAILED;
+    ssize_t r = write(w->done_fd, &one, sizeof one);
+    (void)r;
+    return NULL;
+}
+
+/* The cores this process may run on (at least 1). */
+static int px_cores(void)
+{
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof set, &set) != 0)
+        return 1;
+    int n = CPU_COUNT(&set);
+    return n > 0 ? n : 1;
+}
+
+/* Adds b's rows and counters to a (same kinds). */
+static void px_tally_add(tl_tally *a, const tl_tally *b)
+{
+    for (int k = 0; k <= a->kinds; k++) {
+        a->seen[k] += b->seen[k];
+        a->kept[k] += b->kept[k];
+    }
+    a->messages += b->messages;
+    a->bytes += b->bytes;
+    a->judged += b->judged;
+    a->judge_ns += b->judge_ns;
+    a->allocations += b->allocations;
+}
+
+static void print_json(const px_ctx *x, const hp_stats *s, const char *dir, double seconds,
+                       const px_worker *w, int n)
 {
     printf("{\"reader\":\"%s\",\"direction\":\"%s\",\"calls\":%llu,", pp_reader_name(x->reader),
            dir, (unsigned long long)s->calls);
@@ -120,7 +191,7 @@ static void print_json(const px_ctx *x, const hp_stats *s, const char *dir, doub
            "\"bytes\":%llu,\"kept_bytes\":%llu},\"responses\":{\"seen\":%llu,\"kept\":%llu,"
            "\"bytes\":%llu,\"kept_bytes\":%llu},\"messages_copied\":%llu,"
            "\"engine_allocations\":%llu,\"h2_allocations\":%llu,\"peak_held_bytes\":%llu,"
-           "\"inflated\":%llu,\"refused\":%llu}\n",
+           "\"inflated\":%llu,\"refused\":%llu,\"workers\":%d,\"per_worker\":[",
            (unsigned long long)s->calls_failed, (unsigned long long)s->calls_cancelled,
            (unsigned long long)s->connections, (unsigned long long)s->upstream_connections,
            (unsigned long long)s->messages[0], (unsigned long long)s->kept[0],
@@ -129,10 +200,25 @@ static void print_json(const px_ctx *x, const hp_stats *s, const char *dir, doub
            (unsigned long long)s->bytes[1], (unsigned long long)s->kept_bytes[1],
            (unsigned long long)s->messages_copied, (unsigned long long)s->allocations,
            (unsigned long long)s->h2_allocations, (unsigned long long)s->peak_held,
-           (unsigned long long)x->inflated, (unsigned long long)x->refused);
+           (unsigned long long)x->inflated, (unsigned long long)x->refused, n);
+    for (int i = 0; i < n; i++) {
+        const hp_stats *t = hp_stats_of(w[i].e);
+        printf("%s{\"calls\":%llu,\"calls_failed\":%llu,\"connections\":%llu,"
+               "\"upstream_connections\":%llu,\"messages\":%llu,\"kept\":%llu,"
+               "\"requests\":{\"seen\":%llu,\"kept\":%llu},\"responses\":{\"seen\":%llu,"
+               "\"kept\":%llu},\"peak_held_bytes\":%llu}",
+               i ? "," : "", (unsigned long long)t->calls, (unsigned long long)t->calls_failed,
+               (unsigned long long)t->connections, (unsigned long long)t->upstream_connections,
+               (unsigned long long)w[i].x.tally.messages,
+               (unsigned long long)tl_kept(&w[i].x.tally), (unsigned long long)t->messages[0],
+               (unsigned long long)t->kept[0], (unsigned long long)t->messages[1],
+               (unsigned long long)t->kept[1], (unsigned long long)t->peak_held);
+    }
+    printf("]}\n");
 }
 
-static void print_text(const px_ctx *x, const hp_stats *s, const char *dir, double seconds)
+static void print_text(const px_ctx *x, const hp_stats *s, const char *dir, double seconds,
+                       const px_worker *w, int n)
 {
     char label[64];
     snprintf(label, sizeof label, "proxy (%s, %s)", pp_reader_name(x->reader), dir);
@@ -150,6 +236,95 @@ static void print_text(const px_ctx *x, const hp_stats *s, const char *dir, doub
            (unsigned long long)s->bytes_copied, (unsigned long long)s->messages_copied,
            (unsigned long long)x->tally.allocations, (unsigned long long)s->allocations,
            (unsigned long long)s->h2_allocations, (unsigned long long)s->peak_held);
+    if (n > 1)
+        for (int i = 0; i < n; i++) {
+            const hp_stats *t = hp_stats_of(w[i].e);
+            printf("  worker %d: %llu calls on %llu connections, %llu messages, %llu kept\n", i,
+                   (unsigned long long)t->calls, (unsigned long long)t->connections,
+                   (unsigned long long)(t->messages[0] + t->messages[1]),
+                   (unsigned long long)(t->kept[0] + t->kept[1]));
+        }
+}
+
+/* Runs n > 1 workers on threads until they all stopped: SIGTERM and SIGINT
+ * (read from sfd) go to every engine, and so does one worker's failure.
+ * 0, or 1 when a worker failed. */
+static int px_run_threads(px_worker *w, int n, int sfd)
+{
+    int done_fd = eventfd(0, EFD_CLOEXEC);
+    if (done_fd < 0) {
+        perror("triage-demo proxy: eventfd");
+        return 1;
+    }
+    int started = 0, rc = 0;
+    for (int i = 0; i < n; i++) {
+        w[i].done_fd = done_fd;
+        if (pthread_create(&w[i].th, NULL, px_worker_main, &w[i]) != 0) {
+            fprintf(stderr, "triage-demo proxy: cannot start worker %d's thread\n", i);
+            rc = 1;
+            break;
+        }
+        w[i].started = true;
+        started++;
+    }
+    if (rc != 0)
+        for (int i = 0; i < started; i++)
+            hp_stop(w[i].e);
+    for (uint64_t done = 0; done < (uint64_t)started;) {
+        struct pollfd p[2] = {{.fd = sfd, .events = POLLIN}, {.fd = done_fd, .events = POLLIN}};
+        if (poll(p, 2, -1) < 0)
+            continue; /* EINTR */
+        if (p[0].revents & POLLIN) {
+            struct signalfd_siginfo si;
+            ssize_t r = read(sfd, &si, sizeof si);
+            (void)r;
+            for (int i = 0; i < started; i++)
+                hp_stop(w[i].e);
+        }
+        if (p[1].revents & POLLIN) {
+            uint64_t k = 0;
+            if (read(done_fd, &k, sizeof k) == (ssize_t)sizeof k)
+                done += (k & (PX_FAILED - 1)) + k / PX_FAILED;
+            if (k >= PX_FAILED) /* a worker's loop failed: stop the rest */
+                for (int i = 0; i < started; i++)
+                    hp_stop(w[i].e);
+        }
+    }
+    for (int i = 0; i < started; i++) {
+        pthread_join(w[i].th, NULL);
+        if (w[i].rc != 0) {
+            fprintf(stderr, "triage-demo proxy: worker %d: %s\n", i, w[i].err);
+            rc = 1;
+        }
+    }
+    close(done_fd);
+    return rc;
+}
+
+/* n listening sockets on hostport in fds (one: as every service makes it;
+ * more: SO_REUSEPORT on the same port), and the line 'listening HOST:PORT'. */
+static bool px_listen(const char *hostport, int n, int *fds)
+{
+    if (n == 1) {
+        fds[0] = svc_listen("proxy", hostport);
+        return fds[0] >= 0;
+    }
+    char err[NET_ERR_LEN];
+    net_addr a;
+    uint16_t port = 0;
+    if (net_parse_addr(hostport, &a, err, sizeof err) != 0 ||
+        hp_listen(hostport, n, fds, &port, err, sizeof err) != 0) {
+        fprintf(stderr, "triage-demo proxy: %s\n", err);
+        return false;
+    }
+    bool v6 = strchr(a.host, ':') != NULL;
+    printf("listening %s%s%s:%u\n", v6 ? "[" : "", a.host, v6 ? "]" : "", (unsigned)port);
+    if (out_flush_failed()) {
+        for (int i = 0; i < n; i++)
+            close(fds[i]);
+        return false;
+    }
+    return true;
 }
 
 int cmd_proxy(int argc, char **argv)
@@ -158,7 +333,7 @@ int cmd_proxy(int argc, char **argv)
     rd_choice choice = {NULL, NULL, NULL};
     bool bad = false, json = false, gzip = false;
     vf_level verify = VF_OFF;
-    uint64_t grace = 5000, connect_ms = HP_CONNECT_MS;
+    uint64_t grace = 5000, connect_ms = HP_CONNECT_MS, workers = (uint64_t)px_cores();
     for (int i = 1; i < argc && !bad; i++) {
         const char *v = NULL;
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
@@ -181,6 +356,8 @@ int cmd_proxy(int argc, char **argv)
             bad = bad || !opt_u64("--grace", v, 3600000, &grace);
         } else if (opt_match(argc, argv, &i, "--connect-timeout", &v, &bad)) {
             bad = bad || !opt_count("proxy", "--connect-timeout", v, 3600000, &connect_ms);
+        } else if (opt_match(argc, argv, &i, "--workers", &v, &bad)) {
+            bad = bad || !opt_count("proxy", "--workers", v, PX_MAX_WORKERS, &workers);
         } else if (strcmp(argv[i], "--json") == 0) {
             json = true;
         } else {
@@ -221,21 +398,33 @@ int cmd_proxy(int argc, char **argv)
     x.gzip = gzip;
     const char *names[TL_MAX_KINDS];
     tl_init(&x.tally, rd_kinds(names, TL_MAX_KINDS), names);
-    int rc = 1;
-    hp_engine *e = NULL;
-    int sfd = -1;
-    if (x.reader != PP_NONE) {
-        x.rd = rd_new();
-        if (x.rd == NULL || (x.reader == PP_DECODE && !rd_decoding(x.rd)) ||
-            (gzip && !gz_inflater_init(&x.gz, 0))) {
+    int n = (int)workers, rc = 1, sfd = -1, lfd_left = 0;
+    int *fds = NULL;
+    px_worker *w = calloc((size_t)n, sizeof *w);
+    if (w == NULL || (fds = calloc((size_t)n, sizeof *fds)) == NULL) {
+        fprintf(stderr, "triage-demo proxy: out of memory\n");
+        goto out;
+    }
+    x.tally.allocations += 2;
+    for (int i = 0; i < n; i++) {
+        px_ctx *wx = &w[i].x;
+        *wx = x; /* the policy's rules are shared: immutable */
+        wx->tally.allocations = 0;
+        if (x.reader == PP_NONE)
+            continue;
+        wx->rd = rd_new();
+        if (wx->rd == NULL || (x.reader == PP_DECODE && !rd_decoding(wx->rd)) ||
+            (gzip && !gz_inflater_init(&wx->gz, 0))) {
             fprintf(stderr, "triage-demo proxy: out of memory\n");
             goto out;
         }
-        x.tally.allocations += RD_ALLOCS + (x.reader == PP_DECODE ? RD_DECODE_ALLOCS : 0) +
-                               (gzip ? x.gz.allocs : 0);
+        wx->tally.allocations += RD_ALLOCS + (x.reader == PP_DECODE ? RD_DECODE_ALLOCS : 0) +
+                                 (gzip ? wx->gz.allocs : 0);
     }
-    /* SIGTERM and SIGINT arrive on a descriptor the loop watches; a peer
-     * gone mid-write is an error return, never a signal. */
+    /* SIGTERM and SIGINT arrive on a descriptor the loop (or, with workers,
+     * the main thread) watches; blocked before any worker starts, so no
+     * thread takes them. A peer gone mid-write is an error return, never a
+     * signal. */
     sigset_t set;
     sigemptyset(&set);
     sigaddset(&set, SIGTERM);
@@ -247,32 +436,47 @@ int cmd_proxy(int argc, char **argv)
         perror("triage-demo proxy: signalfd");
         goto out;
     }
-    int lfd = svc_listen("proxy", listen_at);
-    if (lfd < 0)
+    if (!px_listen(listen_at, n, fds))
         goto out;
-    hp_config cfg = {
-        .listen_fd = lfd,
-        .upstream = to,
-        .judge_requests = req,
-        .judge_responses = rsp,
-        .judge = px_judge,
-        .judge_ctx = &x,
-        .stop_fd = sfd,
-        .grace_ms = (int)grace,
-        .connect_ms = (int)connect_ms,
-    };
-    e = hp_new(&cfg, err, sizeof err);
-    if (e == NULL) {
-        fprintf(stderr, "triage-demo proxy: %s\n", err);
-        goto out;
+    lfd_left = n;
+    for (int i = 0; i < n; i++) {
+        hp_config cfg = {
+            .listen_fd = fds[i],
+            .upstream = to,
+            .judge_requests = req,
+            .judge_responses = rsp,
+            .judge = px_judge,
+            .judge_ctx = &w[i].x,
+            .stop_fd = n == 1 ? sfd : -1,
+            .grace_ms = (int)grace,
+            .connect_ms = (int)connect_ms,
+        };
+        lfd_left--; /* hp_new owns it now, failing or not */
+        w[i].e = hp_new(&cfg, err, sizeof err);
+        if (w[i].e == NULL) {
+            fprintf(stderr, "triage-demo proxy: %s\n", err);
+            goto out;
+        }
     }
     uint64_t t0 = pp_now_ns();
-    if (hp_run(e, err, sizeof err) != 0) {
-        fprintf(stderr, "triage-demo proxy: %s\n", err);
+    if (n == 1) {
+        if (hp_run(w[0].e, err, sizeof err) != 0) {
+            fprintf(stderr, "triage-demo proxy: %s\n", err);
+            goto out;
+        }
+    } else if (px_run_threads(w, n, sfd) != 0) {
         goto out;
     }
     double seconds = (double)(pp_now_ns() - t0) / 1e9;
-    const hp_stats *s = hp_stats_of(e);
+    hp_stats sum;
+    memset(&sum, 0, sizeof sum);
+    for (int i = 0; i < n; i++) {
+        hp_stats_add(&sum, hp_stats_of(w[i].e));
+        px_tally_add(&x.tally, &w[i].x.tally);
+        x.inflated += w[i].x.inflated;
+        x.refused += w[i].x.refused;
+    }
+    const hp_stats *s = &sum;
     /* kept frames of the judged direction(s), as the tally counts them (the
      * proxy hashes nothing: the digest stays the empty one) */
     x.tally.forwarded.frames = (req ? s->kept[0] : 0) + (rsp ? s->kept[1] : 0);
@@ -280,17 +484,23 @@ int cmd_proxy(int argc, char **argv)
     x.tally.bytes_copied = s->bytes_copied;
     x.tally.allocations += s->allocations + s->h2_allocations;
     if (json)
-        print_json(&x, s, dir, seconds);
+        print_json(&x, s, dir, seconds, w, n);
     else
-        print_text(&x, s, dir, seconds);
+        print_text(&x, s, dir, seconds, w, n);
     rc = out_close("proxy");
 out:
-    hp_free(e);
+    for (int i = n - lfd_left; fds != NULL && i < n; i++)
+        close(fds[i]);
+    for (int i = 0; w != NULL && i < n; i++) {
+        hp_free(w[i].e);
+        if (gzip && w[i].x.gz.d != NULL)
+            gz_inflater_destroy(&w[i].x.gz);
+        rd_free(w[i].x.rd);
+    }
+    free(w);
+    free(fds);
     if (sfd >= 0)
         close(sfd);
-    if (gzip && x.gz.d != NULL)
-        gz_inflater_destroy(&x.gz);
-    rd_free(x.rd);
     po_free(&x.policy);
     return rc;
 }

@@ -1902,3 +1902,80 @@ void hp_free(hp_engine *e)
         nghttp2_option_del(e->opt);
     free(e);
 }
+
+int hp_listen(const char *hostport, int n, int *fds, uint16_t *port, char *err, size_t errlen)
+{
+    net_addr a;
+    if (n < 1 || net_parse_addr(hostport, &a, err, errlen) != 0) {
+        if (n < 1)
+            tr_say(err, errlen, "cannot listen on %s: no sockets asked for", hostport);
+        return -1;
+    }
+    struct addrinfo hints, *res = NULL;
+    memset(&hints, 0, sizeof hints);
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+    char ps[8];
+    snprintf(ps, sizeof ps, "%u", (unsigned)a.port);
+    int g = getaddrinfo(a.host[0] ? a.host : NULL, ps, &hints, &res);
+    if (g != 0 || res == NULL) {
+        tr_say(err, errlen, "cannot listen on %s: %s", hostport, gai_strerror(g));
+        return -1;
+    }
+    struct sockaddr_storage ss;
+    socklen_t sl = res->ai_addrlen;
+    memcpy(&ss, res->ai_addr, sl);
+    freeaddrinfo(res);
+    int i = 0;
+    for (; i < n; i++) {
+        int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        int one = 1;
+        if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
+            setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) != 0 ||
+            bind(fd, (struct sockaddr *)&ss, sl) != 0 || listen(fd, 128) != 0) {
+            tr_say(err, errlen, "cannot listen on %s: %s", hostport, strerror(errno));
+            if (fd >= 0)
+                close(fd);
+            break;
+        }
+        fds[i] = fd;
+        if (i == 0) { /* the others bind the port the first was given */
+            socklen_t bl = sizeof ss;
+            if (getsockname(fd, (struct sockaddr *)&ss, &bl) != 0) {
+                tr_say(err, errlen, "cannot listen on %s: getsockname: %s", hostport,
+                       strerror(errno));
+                close(fd);
+                break;
+            }
+            sl = bl;
+            *port = ss.ss_family == AF_INET6 ? ntohs(((struct sockaddr_in6 *)&ss)->sin6_port)
+                                             : ntohs(((struct sockaddr_in *)&ss)->sin_port);
+        }
+    }
+    if (i == n)
+        return 0;
+    while (i-- > 0)
+        close(fds[i]);
+    return -1;
+}
+
+void hp_stats_add(hp_stats *sum, const hp_stats *s)
+{
+    sum->connections += s->connections;
+    sum->upstream_connections += s->upstream_connections;
+    sum->calls += s->calls;
+    sum->calls_failed += s->calls_failed;
+    sum->calls_cancelled += s->calls_cancelled;
+    for (int d = 0; d < 2; d++) {
+        sum->messages[d] += s->messages[d];
+        sum->kept[d] += s->kept[d];
+        sum->bytes[d] += s->bytes[d];
+        sum->kept_bytes[d] += s->kept_bytes[d];
+    }
+    sum->bytes_copied += s->bytes_copied;
+    sum->messages_copied += s->messages_copied;
+    sum->allocations += s->allocations;
+    sum->h2_allocations += s->h2_allocations;
+    sum->peak_held += s->peak_held;
+}

@@ -6,7 +6,10 @@
  * opens a stream to the server at `upstream` for each call, over one client
  * connection that every call shares (a new one when it fails or the server
  * sends GOAWAY). The engine has no globals: several can run on several
- * threads, each with its own listening socket.
+ * threads, each with its own listening socket (hp_listen makes n of them on
+ * one address, SO_REUSEPORT) and its own connections to the server; they
+ * share nothing but what the judge's context shares, and hp_stats_add sums
+ * their counters once they stopped.
  *
  * What travels unchanged: request headers, response headers and trailers
  * (grpc-status, grpc-message, custom metadata; content-length is dropped,
@@ -153,5 +156,20 @@ const hp_stats *hp_stats_of(const hp_engine *e);
 
 /* Closes everything and frees the engine. */
 void hp_free(hp_engine *e);
+
+/* n listening sockets (n >= 1) on one address, each with SO_REUSEPORT and
+ * SO_REUSEADDR, for n engines: the kernel gives each new connection to one
+ * of them, by a hash of its addresses and ports, so all the calls of one
+ * connection go to one engine and a few connections may land unevenly.
+ * Port 0: an ephemeral port, the same for all. Other sockets with
+ * SO_REUSEPORT of the same user on that address would share the
+ * connections too. Fills fds[0 .. n-1] and *port; 0, or -1 with err set
+ * and none left open. */
+int hp_listen(const char *hostport, int n, int *fds, uint16_t *port, char *err, size_t errlen)
+    __attribute__((warn_unused_result));
+
+/* Adds s's counters to sum (peak_held too: a bound on the bytes held by
+ * all the engines at once). */
+void hp_stats_add(hp_stats *sum, const hp_stats *s);
 
 #endif

@@ -14,6 +14,8 @@ and receive are the JSON Issues of `triage-demo gen`, byte for byte.
     peer.py blackhole --port-file F            a server whose connect never completes
     peer.py unavailable --target HOST:PORT     a call through a proxy in front of it
     peer.py garbage --target HOST:PORT ...     clients that are not HTTP/2, then a call
+    peer.py spread ... --connections K --calls M
+                                               K connections at once, M calls each
 
 The service (/triage.Test/...):
     Unary    returns the one request message it got (echo)
@@ -442,6 +444,53 @@ def quick(args):
     return 0 if t.failed == 0 else 1
 
 
+def spread(args):
+    """--connections channels, each its own connection (a local subchannel
+    pool), all open at once, each with --calls Stream and Collect calls
+    (responses and requests judged): every call must get exactly the kept
+    messages. Through a proxy with workers, the connections spread over
+    them; through a balancer, the calls spread over its proxies."""
+    pool = read_pool(args.frames)
+    verdicts = [line.split()[1] == "keep" for line in open(args.verdicts)]
+    kept = [m for m, k in zip(pool, verdicts) if k]
+    h = hashlib.sha256()
+    for k in kept:
+        h.update(hashlib.sha256(k).digest())
+    t = Checks()
+    chans = [grpc.insecure_channel(args.target, options=(("grpc.use_local_subchannel_pool", 1),))
+             for _ in range(args.connections)]
+    bad_stream, bad_collect, done = [], [], []
+
+    def one(i, c):
+        for _ in range(args.calls):
+            got = list(c.unary_stream("/triage.Test/Stream", request_serializer=ident,
+                                      response_deserializer=ident)(
+                kept[0], timeout=20, metadata=(("x-count", str(len(pool))),)))
+            if got != kept:
+                bad_stream.append("%d: %d messages" % (i, len(got)))
+            _, call = c.stream_unary("/triage.Test/Collect", request_serializer=ident,
+                                     response_deserializer=ident).with_call(iter(pool), timeout=20)
+            tm = dict(call.trailing_metadata())
+            if tm.get("x-received") != str(len(kept)) or tm.get("x-sha") != h.hexdigest():
+                bad_collect.append("%d: %s received" % (i, tm.get("x-received")))
+            done.append(2)  # list.append is atomic
+
+    ths = [threading.Thread(target=one, args=(i, c)) for i, c in enumerate(chans)]
+    for th in ths:
+        th.start()
+    for th in ths:
+        th.join()
+    calls = sum(done)
+    t.check("%s: %d connections, %d calls: every stream gets exactly the %d kept messages"
+            % (args.label, len(chans), calls, len(kept)), not bad_stream, "; ".join(bad_stream[:3]))
+    t.check("%s: every collect, the server received exactly the kept messages" % args.label,
+            not bad_collect and calls == 2 * args.calls * len(chans), "; ".join(bad_collect[:3]))
+    for c in chans:
+        c.close()
+    print("%d passed, %d failed" % (t.passed, t.failed), flush=True)
+    return 0 if t.failed == 0 else 1
+
+
 def drain(args):
     """SIGTERM to the proxy while calls are in flight: a call that ends
     within the grace period completes; one that does not is cancelled; a new
@@ -612,6 +661,13 @@ def main():
     d.add_argument("--frames", required=True)
     d.add_argument("--verdicts", required=True)
     d.add_argument("--proxy-pid", type=int, required=True)
+    sp = sub.add_parser("spread")
+    sp.add_argument("--target", required=True)
+    sp.add_argument("--frames", required=True)
+    sp.add_argument("--verdicts", required=True)
+    sp.add_argument("--label", required=True)
+    sp.add_argument("--connections", type=int, default=16)
+    sp.add_argument("--calls", type=int, default=1)
     b = sub.add_parser("blackhole")
     b.add_argument("--port-file", required=True)
     b.add_argument("--lifetime", type=float, default=60)
@@ -628,7 +684,7 @@ def main():
         serve(a)
         return 0
     return {"client": client, "quick": quick, "drain": drain, "unavailable": unavailable,
-            "garbage": garbage}[a.cmd](a)
+            "garbage": garbage, "spread": spread}[a.cmd](a)
 
 
 if __name__ == "__main__":

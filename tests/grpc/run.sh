@@ -214,6 +214,35 @@ peer_run "connect timeout" 30 unavailable --target "$addr_hole"
 stop_proxy hole
 check "hole: exits 0 on SIGTERM" test $? -eq 0
 
+# ---- --workers: event loops on threads, one listening socket each
+# (SO_REUSEPORT); 24 connections at once spread over them (the kernel
+# hashes each connection to one: all 24 on one of 2 has odds 2^-23)
+"$demo" proxy --listen 127.0.0.1:0 --to 127.0.0.1:1 --workers 0 >/dev/null 2>&1
+check "proxy --workers 0: exit 2" test $? -eq 2
+start_proxy workers "$port_other" --workers 2 || exit 1
+peer_run workers 60 spread --target "$addr_workers" "${args[@]}" --label "workers 2" \
+    --connections 24
+stop_proxy workers
+check "workers: exits 0 on SIGTERM" test $? -eq 0
+if w=$($PY - "$tmp/workers.out" <<'EOF' 2>&1
+import json, sys
+t = json.loads([l for l in open(sys.argv[1]) if not l.startswith("listening ")][0])
+w = t["per_worker"]
+assert t["workers"] == 2 and len(w) == 2, "2 workers expected: %r" % t["workers"]
+for key in ("calls", "connections", "messages", "kept"):
+    assert sum(x[key] for x in w) == t[key], key + ": the workers' sum is not the total"
+assert t["calls"] == 48, "48 calls expected, %d" % t["calls"]
+assert all(x["calls"] > 0 and x["upstream_connections"] >= 1 for x in w), \
+    "a worker served no call: %r" % w
+print(" ".join("%d/%d" % (x["calls"], x["connections"]) for x in w))
+EOF
+); then
+    say "   per worker (calls/connections): $w"
+    check "workers: each served calls on its own connection to the server; sums are the totals" true
+else
+    say "FAIL workers: tally: $(echo "$w" | tail -1)"
+fi
+
 # ---- SIGTERM with calls in flight
 start_proxy drain "$port_other" --grace 3000 || exit 1
 peer_run drain 30 drain --target "$addr_drain" "${args[@]}" --proxy-pid "$pid_drain"

@@ -7,7 +7,8 @@
  * and in order; a message split anywhere is gathered (and counted) and
  * still exact; a refused message ends its call only (INTERNAL and the
  * judge's text); a server that is not there gives UNAVAILABLE; allocations
- * do not grow with the messages; hp_new's failure and an early hp_stop. The
+ * do not grow with the messages; hp_new's failure and an early hp_stop;
+ * hp_listen's sockets sharing one port, and hp_stats_add. The
  * interop test with grpcio peers is tests/grpc/run.sh. */
 #include "check_util.h"
 
@@ -16,6 +17,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <arpa/inet.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -534,6 +536,72 @@ START_TEST(stop_before_run)
 }
 END_TEST
 
+/* hp_listen: n sockets on one port, each accepting; every connection
+ * reaches exactly one of them; errors leave nothing open. */
+START_TEST(listen_shares_one_port)
+{
+    char err[256] = "";
+    int fds[3] = {-1, -1, -1};
+    uint16_t port = 0;
+    REQUIREF(hp_listen("127.0.0.1:0", 3, fds, &port, err, sizeof err) == 0, "%s", err);
+    ck_assert_uint_gt(port, 0);
+    for (int i = 0; i < 3; i++) {
+        struct sockaddr_in a;
+        socklen_t al = sizeof a;
+        REQUIRE(getsockname(fds[i], (struct sockaddr *)&a, &al) == 0);
+        ck_assert_uint_eq(ntohs(a.sin_port), port);
+    }
+    char to[64];
+    snprintf(to, sizeof to, "127.0.0.1:%u", (unsigned)port);
+    int conns[32], accepted = 0;
+    for (int i = 0; i < 32; i++) {
+        conns[i] = net_connect(to, err, sizeof err);
+        REQUIREF(conns[i] >= 0, "%s", err);
+    }
+    struct pollfd p[3];
+    for (int round = 0; accepted < 32 && round < 100; round++) {
+        for (int i = 0; i < 3; i++)
+            p[i] = (struct pollfd){.fd = fds[i], .events = POLLIN};
+        REQUIRE(poll(p, 3, T_MS) > 0);
+        for (int i = 0; i < 3; i++)
+            if (p[i].revents & POLLIN) {
+                int fd = accept(fds[i], NULL, NULL);
+                REQUIRE(fd >= 0);
+                close(fd);
+                accepted++;
+            }
+    }
+    ck_assert_int_eq(accepted, 32);
+    for (int i = 0; i < 32; i++)
+        close(conns[i]);
+    /* another set on the same port fails: the first set holds it */
+    int more[2];
+    uint16_t p2;
+    for (int i = 0; i < 3; i++)
+        close(fds[i]);
+    REQUIRE(hp_listen("127.0.0.1:0", 0, more, &p2, err, sizeof err) == -1);
+    REQUIRE(hp_listen("nowhere", 2, more, &p2, err, sizeof err) == -1);
+    REQUIREF(strstr(err, "nowhere") != NULL, "err: %s", err);
+}
+END_TEST
+
+START_TEST(stats_add_sums_every_counter)
+{
+    hp_stats a, b;
+    memset(&a, 0, sizeof a);
+    /* every counter of b is 1 (hp_stats is made of uint64_t only) */
+    uint64_t *w = (uint64_t *)&b;
+    for (size_t i = 0; i < sizeof b / sizeof *w; i++)
+        w[i] = 1;
+    hp_stats_add(&a, &b);
+    hp_stats_add(&a, &b);
+    const uint64_t *r = (const uint64_t *)&a;
+    for (size_t i = 0; i < sizeof a / sizeof *r; i++)
+        REQUIREF(r[i] == 2, "counter %zu of hp_stats is %llu after adding 1 twice", i,
+                 (unsigned long long)r[i]);
+}
+END_TEST
+
 static Suite *h2proxy_suite(void)
 {
     Suite *s = suite_create("h2proxy");
@@ -547,6 +615,8 @@ static Suite *h2proxy_suite(void)
     tcase_add_test(t, allocations_do_not_grow_with_messages);
     tcase_add_test(t, new_fails_cleanly);
     tcase_add_test(t, stop_before_run);
+    tcase_add_test(t, listen_shares_one_port);
+    tcase_add_test(t, stats_add_sums_every_counter);
     suite_add_tcase(s, t);
     return s;
 }
