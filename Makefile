@@ -7,6 +7,7 @@
 #   make bench    the benchmarks, and their page bench/RESULTS.md with plots
 #   make install  PREFIX=DIR [DESTDIR=D]: the library, its headers, triage.pc and the
 #                 programs (mk/install.mk, docs/library.md); make test-install tries it
+#   make scale-demo  proxies behind HAProxy under load (mk/scale.mk); make test-scale checks it
 #   make clean
 #
 # Generated code lives in $(BUILD)/gen and is never committed. Objects go to
@@ -170,9 +171,10 @@ bench:
 bench-quick:
 	MAKE="$(MAKE)" BUILD="$(BUILD)" scripts/bench.sh --quick
 
-test: test-gen test-unit test-san bench-quick fuzz-smoke test-models test-grpc test-install
+test: test-gen test-unit test-san bench-quick fuzz-smoke test-models test-grpc test-scale test-install
 
 include mk/grpc.mk
+include mk/scale.mk
 include mk/install.mk
 
 # ---- any schema: every tests/models/*.schema generated, built (gcc, and

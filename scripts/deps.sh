@@ -12,7 +12,7 @@ if [ "${1:-}" = "--help" ] || [ "${1:-}" = "-h" ]; then
 fi
 
 pkgs=(gcc make re2c check libjsmn-dev pkg-config libsubunit-dev python3 clang libclang-rt-14-dev
-      libdeflate-dev libnghttp2-dev python3-grpcio)
+      libdeflate-dev libnghttp2-dev python3-grpcio haproxy)
 if [ "${1:-}" = "--bench" ]; then
     pkgs+=(g++ libsimdjson-dev libcjson-dev jq gnuplot-nox)
 fi

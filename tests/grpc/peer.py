@@ -462,6 +462,12 @@ def spread(args):
     bad_stream, bad_collect, done = [], [], []
 
     def one(i, c):
+        try:
+            calls_on(i, c)
+        except grpc.RpcError as e:
+            bad_stream.append("%d: %s %s" % (i, e.code(), e.details()))
+
+    def calls_on(i, c):
         for _ in range(args.calls):
             got = list(c.unary_stream("/triage.Test/Stream", request_serializer=ident,
                                       response_deserializer=ident)(

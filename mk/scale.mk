@@ -1,0 +1,15 @@
+# scale.mk: several proxies behind HAProxy (issue 14), included by the Makefile.
+#   make scale-demo   a grpcio server, PROXIES proxies behind HAProxy (run in
+#                     the foreground with deploy/haproxy.cfg on free loopback
+#                     ports) and a grpcio load generator: each proxy's calls
+#                     and messages, and the total rate
+#   make test-scale   the same, small, as a check: every call through HAProxy
+#                     gets exactly the kept messages, every proxy served calls
+.PHONY: scale-demo test-scale
+
+PROXIES ?= 3
+scale-demo: all
+	deploy/scale.sh $(BUILD)/triage-demo --proxies $(PROXIES) --connections 16 --calls 20
+
+test-scale: all
+	deploy/scale.sh $(BUILD)/triage-demo --proxies 3 --connections 8 --calls 2 --check
