@@ -33,6 +33,9 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <nghttp2/nghttp2.h>
@@ -54,6 +57,7 @@ typedef struct {
     uint8_t *buf;
     size_t off[POOL], len[POOL];
     size_t bytes;
+    size_t kept[POOL], nkept; /* the messages the default rules keep (grpc-scale) */
 } frame_pool;
 
 static bool pool_make(frame_pool *p)
@@ -199,13 +203,47 @@ typedef struct {
     const frame_pool *pool;
     uint64_t count, sent, next;
     size_t at; /* bytes of the current message sent */
+    /* x-echo: a kept message back for each request message (ping-pong) */
+    bool echo, req_done, responding;
+    uint64_t req_bytes, owed;
+    size_t cur;
 } srv_stream;
+
+/* Echo mode: one kept message of the pool for each (empty, 5-byte) request
+ * message, deferred until one arrives; trailers once the request ended. */
+static ssize_t srv_echo_read(nghttp2_session *s, int32_t sid, uint8_t *buf, size_t length,
+                             uint32_t *flags, srv_stream *st)
+{
+    if (st->at == 0) {
+        if (st->owed == 0) {
+            if (!st->req_done)
+                return NGHTTP2_ERR_DEFERRED;
+            *flags |= NGHTTP2_DATA_FLAG_EOF | NGHTTP2_DATA_FLAG_NO_END_STREAM;
+            nghttp2_nv t[] = {{(uint8_t *)"grpc-status", (uint8_t *)"0", 11, 1, 0}};
+            nghttp2_submit_trailer(s, sid, t, 1);
+            return 0;
+        }
+        st->cur = st->pool->kept[st->next++ % st->pool->nkept];
+    }
+    size_t left = st->pool->len[st->cur] - st->at;
+    size_t n = left < length ? left : length;
+    memcpy(buf, st->pool->buf + st->pool->off[st->cur] + st->at, n);
+    st->at += n;
+    if (st->at == st->pool->len[st->cur]) {
+        st->at = 0;
+        st->owed--;
+        st->sent++;
+    }
+    return (ssize_t)n;
+}
 
 static ssize_t srv_read(nghttp2_session *s, int32_t sid, uint8_t *buf, size_t length,
                         uint32_t *flags, nghttp2_data_source *src, void *ud)
 {
     (void)ud;
     srv_stream *st = src->ptr;
+    if (st->echo)
+        return srv_echo_read(s, sid, buf, length, flags, st);
     if (st->sent == st->count) {
         *flags |= NGHTTP2_DATA_FLAG_EOF | NGHTTP2_DATA_FLAG_NO_END_STREAM;
         nghttp2_nv t[] = {{(uint8_t *)"grpc-status", (uint8_t *)"0", 11, 1, 0}};
@@ -254,24 +292,58 @@ static int srv_header(nghttp2_session *s, const nghttp2_frame *f, const uint8_t 
         memcpy(v, val, vl);
         v[vl] = '\0';
         st->next = strtoull(v, NULL, 10);
+    } else if (nl == 6 && memcmp(name, "x-echo", 6) == 0) {
+        st->echo = st->pool->nkept > 0;
     }
+    return 0;
+}
+
+static void srv_respond(nghttp2_session *s, int32_t sid, srv_stream *st)
+{
+    nghttp2_nv h[] = {
+        {(uint8_t *)":status", (uint8_t *)"200", 7, 3, 0},
+        {(uint8_t *)"content-type", (uint8_t *)"application/grpc", 12, 16, 0},
+    };
+    nghttp2_data_provider p = {.source.ptr = st, .read_callback = srv_read};
+    nghttp2_submit_response(s, sid, h, 2, &p);
+    st->responding = true;
+}
+
+/* Echo mode: each 5 request bytes are one empty message, owed an answer. */
+static int srv_chunk(nghttp2_session *s, uint8_t flags, int32_t sid, const uint8_t *d, size_t n,
+                     void *ud)
+{
+    (void)flags;
+    (void)d;
+    (void)ud;
+    srv_stream *st = nghttp2_session_get_stream_user_data(s, sid);
+    if (st == NULL || !st->echo)
+        return 0;
+    uint64_t before = st->req_bytes / 5;
+    st->req_bytes += n;
+    st->owed += st->req_bytes / 5 - before;
+    if (st->responding)
+        nghttp2_session_resume_data(s, sid);
     return 0;
 }
 
 static int srv_frame(nghttp2_session *s, const nghttp2_frame *f, void *ud)
 {
     (void)ud;
-    if (!(f->hd.flags & NGHTTP2_FLAG_END_STREAM))
-        return 0;
     srv_stream *st = nghttp2_session_get_stream_user_data(s, f->hd.stream_id);
     if (st == NULL)
         return 0;
-    nghttp2_nv h[] = {
-        {(uint8_t *)":status", (uint8_t *)"200", 7, 3, 0},
-        {(uint8_t *)"content-type", (uint8_t *)"application/grpc", 12, 16, 0},
-    };
-    nghttp2_data_provider p = {.source.ptr = st, .read_callback = srv_read};
-    nghttp2_submit_response(s, f->hd.stream_id, h, 2, &p);
+    if (st->echo) { /* answer as requests come: respond at once */
+        if (f->hd.type == NGHTTP2_HEADERS && !st->responding)
+            srv_respond(s, f->hd.stream_id, st);
+        if (f->hd.flags & NGHTTP2_FLAG_END_STREAM) {
+            st->req_done = true;
+            nghttp2_session_resume_data(s, f->hd.stream_id);
+        }
+        return 0;
+    }
+    if (f->hd.flags & NGHTTP2_FLAG_END_STREAM)
+        srv_respond(s, f->hd.stream_id, st);
     return 0;
 }
 
@@ -304,6 +376,7 @@ static void serve(int lfd, const frame_pool *pool)
     nghttp2_session_callbacks_set_on_header_callback(cb, srv_header);
     nghttp2_session_callbacks_set_on_frame_recv_callback(cb, srv_frame);
     nghttp2_session_callbacks_set_on_stream_close_callback(cb, srv_close);
+    nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cb, srv_chunk);
     h2io conns[SRV_CONNS];
     for (int i = 0; i < SRV_CONNS; i++) {
         memset(&conns[i], 0, sizeof conns[i]);
@@ -350,13 +423,59 @@ typedef struct {
     uint8_t hdr[5];
     uint8_t have;   /* prefix bytes of it received */
     bool status_ok, done;
+    /* echo mode: one request out, its answer back, then the next */
+    uint64_t want;
+    double t_sent;
+    bool to_send, finish;
 } cl_stream;
 
 typedef struct {
     cl_stream *st;
     int n, done, failed;
     uint64_t msgs, bytes;
+    bool echo;
+    double *lat;     /* echo mode: each answer's round trip, seconds */
+    size_t nlat, cap;
 } cl_run;
+
+/* Echo mode's request body: one empty message when one is due. */
+static ssize_t cl_echo_body(nghttp2_session *s, int32_t sid, uint8_t *buf, size_t length,
+                            uint32_t *flags, nghttp2_data_source *src, void *ud)
+{
+    (void)s;
+    (void)sid;
+    (void)ud;
+    (void)length;
+    cl_stream *st = src->ptr;
+    if (st->to_send) {
+        st->to_send = false;
+        memset(buf, 0, 5);
+        st->t_sent = bn_now();
+        return 5;
+    }
+    if (st->finish) {
+        *flags |= NGHTTP2_DATA_FLAG_EOF;
+        return 0;
+    }
+    return NGHTTP2_ERR_DEFERRED;
+}
+
+/* A whole response message arrived on st. */
+static void cl_message(nghttp2_session *s, int32_t sid, cl_run *r, cl_stream *st)
+{
+    st->msgs++;
+    r->msgs++;
+    st->have = 0;
+    if (!r->echo)
+        return;
+    if (r->nlat < r->cap)
+        r->lat[r->nlat++] = bn_now() - st->t_sent;
+    if (st->msgs < st->want)
+        st->to_send = true;
+    else
+        st->finish = true;
+    nghttp2_session_resume_data(s, sid);
+}
 
 static ssize_t cl_body(nghttp2_session *s, int32_t sid, uint8_t *buf, size_t length,
                        uint32_t *flags, nghttp2_data_source *src, void *ud)
@@ -387,11 +506,8 @@ static int cl_chunk(nghttp2_session *s, uint8_t flags, int32_t sid, const uint8_
             if (st->have == 5) {
                 st->need = (uint32_t)st->hdr[1] << 24 | (uint32_t)st->hdr[2] << 16 |
                            (uint32_t)st->hdr[3] << 8 | st->hdr[4];
-                if (st->need == 0) {
-                    st->msgs++;
-                    r->msgs++;
-                    st->have = 0;
-                }
+                if (st->need == 0)
+                    cl_message(s, sid, r, st);
             }
             continue;
         }
@@ -399,11 +515,8 @@ static int cl_chunk(nghttp2_session *s, uint8_t flags, int32_t sid, const uint8_
         st->need -= (uint32_t)t;
         d += t;
         n -= t;
-        if (st->need == 0) {
-            st->msgs++;
-            r->msgs++;
-            st->have = 0;
-        }
+        if (st->need == 0)
+            cl_message(s, sid, r, st);
     }
     return 0;
 }
@@ -432,34 +545,49 @@ static int cl_close(nghttp2_session *s, int32_t sid, uint32_t code, void *ud)
     return 0;
 }
 
-/* S calls of count/S messages each over one new connection to port;
- * the seconds it took, or -1. */
-static double load(uint16_t port, int streams, uint64_t count, uint64_t start, uint64_t *kept,
-                   uint64_t *bytes)
+/* S calls over C new connections to port (call i on connection i % C):
+ * count messages in all, count/S each. Streaming: the server sends them
+ * at once; echo (lat != NULL, lat_cap entries): each is the answer to a
+ * request message, the next request sent when the answer arrived, and
+ * the round trips go into lat (*nlat of them). The seconds it took, or -1. */
+static double load_n(uint16_t port, int streams, int conns, uint64_t count, uint64_t start,
+                     double *lat, size_t lat_cap, size_t *nlat, uint64_t *kept, uint64_t *bytes)
 {
     char err[NET_ERR_LEN], addr[32];
     snprintf(addr, sizeof addr, "127.0.0.1:%u", (unsigned)port);
-    h2io c = {.fd = net_connect(addr, err, sizeof err)};
-    if (c.fd < 0) {
-        fprintf(stderr, "triage-bench grpc: %s\n", err);
-        return -1;
-    }
-    if (nonblock_nodelay(c.fd) != 0) {
-        close(c.fd);
-        return -1;
-    }
-    cl_run r = {.n = streams};
+    if (conns > streams)
+        conns = streams;
+    h2io *c = calloc((size_t)conns, sizeof *c);
+    cl_run r = {.n = streams, .echo = lat != NULL, .lat = lat, .cap = lat_cap};
     r.st = calloc((size_t)streams, sizeof *r.st);
+    if (c == NULL || r.st == NULL) {
+        free(c);
+        free(r.st);
+        return -1;
+    }
     nghttp2_session_callbacks *cb;
     nghttp2_session_callbacks_new(&cb);
     nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cb, cl_chunk);
     nghttp2_session_callbacks_set_on_header_callback(cb, cl_header);
     nghttp2_session_callbacks_set_on_stream_close_callback(cb, cl_close);
-    nghttp2_session_client_new(&c.s, cb, &r);
+    bool ok = true;
+    for (int k = 0; k < conns; k++)
+        c[k].fd = -1;
+    for (int k = 0; k < conns && ok; k++) {
+        c[k].fd = net_connect(addr, err, sizeof err);
+        if (c[k].fd < 0) {
+            fprintf(stderr, "triage-bench grpc: %s\n", err);
+            ok = false;
+        } else if (nonblock_nodelay(c[k].fd) != 0) {
+            ok = false;
+        } else {
+            nghttp2_session_client_new(&c[k].s, cb, &r);
+            h2_settings(c[k].s);
+        }
+    }
     nghttp2_session_callbacks_del(cb);
-    h2_settings(c.s);
     double t0 = bn_now();
-    for (int i = 0; i < streams; i++) {
+    for (int i = 0; i < streams && ok; i++) {
         char n[24], at[24];
         uint64_t share = count / (uint64_t)streams + ((uint64_t)i < count % (uint64_t)streams);
         snprintf(n, sizeof n, "%llu", (unsigned long long)share);
@@ -473,30 +601,59 @@ static double load(uint16_t port, int streams, uint64_t count, uint64_t start, u
             {(uint8_t *)"te", (uint8_t *)"trailers", 2, 8, 0},
             {(uint8_t *)"x-count", (uint8_t *)n, 7, strlen(n), 0},
             {(uint8_t *)"x-start", (uint8_t *)at, 7, strlen(at), 0},
+            {(uint8_t *)"x-echo", (uint8_t *)"1", 6, 1, 0},
         };
-        nghttp2_data_provider p = {.read_callback = cl_body};
-        nghttp2_submit_request(c.s, NULL, h, 8, &p, &r.st[i]);
+        cl_stream *st = &r.st[i];
+        st->want = share;
+        st->to_send = share > 0;
+        st->finish = share == 0;
+        nghttp2_data_provider p = {.source.ptr = st,
+                                   .read_callback = r.echo ? cl_echo_body : cl_body};
+        nghttp2_submit_request(c[i % conns].s, NULL, h, r.echo ? 9 : 8, &p, st);
     }
-    while (r.done < streams && !c.dead) {
-        io_send(&c);
-        struct pollfd p = {.fd = c.fd, .events = io_events(&c)};
-        if (poll(&p, 1, 10000) <= 0) {
+    struct pollfd *p = calloc((size_t)conns, sizeof *p);
+    ok = ok && p != NULL;
+    while (ok && r.done < streams) {
+        for (int k = 0; k < conns; k++) {
+            if (c[k].dead) {
+                ok = false;
+                break;
+            }
+            io_send(&c[k]);
+            p[k] = (struct pollfd){.fd = c[k].fd, .events = io_events(&c[k])};
+        }
+        if (!ok)
+            break;
+        if (poll(p, (nfds_t)conns, 10000) <= 0) {
             fprintf(stderr, "triage-bench grpc: no progress for 10 s\n");
             break;
         }
-        if (p.revents & (POLLIN | POLLHUP | POLLERR))
-            io_recv(&c);
+        for (int k = 0; k < conns; k++)
+            if (p[k].revents & (POLLIN | POLLHUP | POLLERR))
+                io_recv(&c[k]);
     }
     double t = bn_now() - t0;
-    bool ok = r.done == streams && r.failed == 0;
+    ok = r.done == streams && r.failed == 0;
     if (!ok)
         fprintf(stderr, "triage-bench grpc: %d of %d calls ended, %d failed\n", r.done, streams,
                 r.failed);
     *kept = r.msgs;
     *bytes = r.bytes;
+    if (nlat != NULL)
+        *nlat = r.nlat;
+    free(p);
     free(r.st);
-    io_free(&c);
+    for (int k = 0; k < conns; k++)
+        io_free(&c[k]);
+    free(c);
     return ok ? t : -1;
+}
+
+/* S streaming calls of count/S messages each over one new connection. */
+static double load(uint16_t port, int streams, uint64_t count, uint64_t start, uint64_t *kept,
+                   uint64_t *bytes)
+{
+    return load_n(port, streams, 1, count, start, NULL, 0, NULL, kept, bytes);
 }
 
 /* ---- the proxy, in a child process */
@@ -764,6 +921,363 @@ int bench_grpc(const bn_opts *o)
                 print_row(o, (bench_case)c, streams[si], count, frame_avg, r[c], reps);
     }
     stop(server);
+    free(pool.buf);
+    po_free(&pol);
+    return rc;
+}
+
+/* ---- grpc-scale: the proxy's workers, many streams, and its latency
+ *
+ * The proxy child runs W engines on W threads (hp_listen: one port), each
+ * pinned to a core; the load generator (this process) and the server are
+ * pinned to the last core the process may use, the first worker to the
+ * first, so with two cores one worker runs apart from them and a second
+ * shares the peers' core. Throughput: S streams over min(S, 8) connections
+ * (the kernel hashes each connection to one worker); the proxy's CPU time
+ * per message (the process's, setup and warm-up included) and its peak
+ * resident memory. Latency: 8 calls on one connection that each send an
+ * empty request message and wait for its answer (a message the rules keep)
+ * before the next, directly or through one worker, unpinned; the added
+ * latency is the difference of the percentiles. */
+
+#define SCALE_MAX_WORKERS 16
+#define SCALE_CONNS 8
+
+typedef struct {
+    uint64_t seen[SCALE_MAX_WORKERS];
+    double cpu_s;      /* the proxy process's user + system time */
+    uint64_t hwm_kb;   /* its peak resident memory (VmHWM) */
+    int ok;
+} scale_report;
+
+typedef struct {
+    hp_engine *e;
+    int cpu;
+} scale_worker;
+
+static void *scale_worker_main(void *arg)
+{
+    scale_worker *w = arg;
+    if (w->cpu >= 0) {
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        CPU_SET(w->cpu, &set);
+        pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+    }
+    char err[NET_ERR_LEN + 64];
+    if (hp_run(w->e, err, sizeof err) != 0)
+        fprintf(stderr, "triage-bench grpc-scale: proxy: %s\n", err);
+    return NULL;
+}
+
+static uint64_t vm_hwm_kb(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    uint64_t kb = 0;
+    while (f != NULL && fgets(line, sizeof line, f) != NULL)
+        if (strncmp(line, "VmHWM:", 6) == 0)
+            kb = strtoull(line + 6, NULL, 10);
+    if (f != NULL)
+        fclose(f);
+    return kb;
+}
+
+static double cpu_seconds(int who)
+{
+    struct rusage u;
+    getrusage(who, &u);
+    return (double)u.ru_utime.tv_sec + (double)u.ru_utime.tv_usec / 1e6 +
+           (double)u.ru_stime.tv_sec + (double)u.ru_stime.tv_usec / 1e6;
+}
+
+/* The proxy child: n engines (optics, responses judged) on fds, until SIGTERM. */
+static void scale_child(const int *fds, int n, const int *cpus, uint16_t server_port,
+                        const po_policy *pol, int out)
+{
+    scale_report rep;
+    memset(&rep, 0, sizeof rep);
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigprocmask(SIG_BLOCK, &set, NULL);
+    char to[32], err[NET_ERR_LEN + 64];
+    snprintf(to, sizeof to, "127.0.0.1:%u", (unsigned)server_port);
+    judge_ctx j[SCALE_MAX_WORKERS];
+    scale_worker w[SCALE_MAX_WORKERS];
+    pthread_t th[SCALE_MAX_WORKERS];
+    memset(j, 0, sizeof j);
+    memset(w, 0, sizeof w);
+    int started = 0;
+    rep.ok = 1;
+    for (int i = 0; i < n; i++) {
+        j[i] = (judge_ctx){.c = CASE_OPTICS, .policy = *pol};
+        j[i].rd = rd_new();
+        hp_config cfg = {.listen_fd = fds[i], .upstream = to, .judge_responses = true,
+                         .judge = judge, .judge_ctx = &j[i], .stop_fd = -1, .grace_ms = 2000};
+        w[i].cpu = cpus[i];
+        w[i].e = j[i].rd != NULL ? hp_new(&cfg, err, sizeof err) : NULL;
+        j[i].e = w[i].e;
+        if (w[i].e == NULL || pthread_create(&th[i], NULL, scale_worker_main, &w[i]) != 0) {
+            fprintf(stderr, "triage-bench grpc-scale: proxy: cannot start worker %d\n", i);
+            rep.ok = 0;
+            break;
+        }
+        started++;
+    }
+    int sig;
+    if (rep.ok)
+        sigwait(&set, &sig);
+    for (int i = 0; i < started; i++)
+        hp_stop(w[i].e);
+    for (int i = 0; i < started; i++) {
+        pthread_join(th[i], NULL);
+        rep.seen[i] = j[i].seen;
+    }
+    rep.cpu_s = cpu_seconds(RUSAGE_SELF);
+    rep.hwm_kb = vm_hwm_kb();
+    if (write(out, &rep, sizeof rep) != (ssize_t)sizeof rep)
+        rep.ok = 0;
+    _exit(rep.ok ? 0 : 1);
+}
+
+typedef struct {
+    int workers, streams, conns; /* workers 0: direct */
+    double seconds, client_cpu_s;
+    uint64_t msgs;
+    scale_report rep;
+    double *lat;
+    size_t nlat;
+} scale_row;
+
+/* One run: a proxy child with r->workers engines (none: direct), a warm-up,
+ * then count messages (streamed, or echoed when r->lat is set). */
+static bool scale_run(scale_row *r, uint64_t count, size_t lat_cap, uint16_t sport,
+                      const po_policy *pol, const int *cpus)
+{
+    uint16_t port = sport;
+    pid_t pid = -1;
+    int pfd[2] = {-1, -1};
+    if (r->workers > 0) {
+        int fds[SCALE_MAX_WORKERS];
+        char err[NET_ERR_LEN];
+        if (hp_listen("127.0.0.1:0", r->workers, fds, &port, err, sizeof err) != 0) {
+            fprintf(stderr, "triage-bench grpc-scale: %s\n", err);
+            return false;
+        }
+        if (pipe(pfd) != 0)
+            return false;
+        fflush(stdout);
+        pid = fork();
+        if (pid == 0) {
+            close(pfd[0]);
+            scale_child(fds, r->workers, cpus, sport, pol, pfd[1]);
+        }
+        for (int i = 0; i < r->workers; i++)
+            close(fds[i]);
+        close(pfd[1]);
+        if (pid < 0)
+            return false;
+    }
+    uint64_t k, b;
+    uint64_t warm = count / 10 > (uint64_t)r->streams ? count / 10 : (uint64_t)r->streams;
+    bool ok = load_n(port, r->streams, r->conns, warm, 0, r->lat, lat_cap, &r->nlat, &k, &b) >= 0;
+    double c0 = cpu_seconds(RUSAGE_SELF);
+    double t = ok ? load_n(port, r->streams, r->conns, count, 7, r->lat, lat_cap, &r->nlat,
+                           &r->msgs, &b)
+                  : -1;
+    r->client_cpu_s = cpu_seconds(RUSAGE_SELF) - c0;
+    r->seconds = t;
+    ok = t >= 0;
+    if (pid > 0) {
+        stop(pid);
+        ssize_t n = read(pfd[0], &r->rep, sizeof r->rep);
+        close(pfd[0]);
+        ok = ok && n == (ssize_t)sizeof r->rep && r->rep.ok;
+    }
+    return ok;
+}
+
+static int by_row_seconds(const void *a, const void *b)
+{
+    double x = ((const scale_row *)a)->seconds, y = ((const scale_row *)b)->seconds;
+    return x < y ? -1 : x > y;
+}
+
+static int by_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void scale_print(const bn_opts *o, scale_row *reps, int n, uint64_t count)
+{
+    qsort(reps, (size_t)n, sizeof *reps, by_row_seconds);
+    const scale_row *r = &reps[n / 2];
+    double mps = (double)count / r->seconds;
+    double lo = (double)count / reps[n - 1].seconds, hi = (double)count / reps[0].seconds;
+    const char *c = r->workers > 0 ? "optics" : "direct";
+    uint64_t seen = 0; /* the warm-up's messages too, as the CPU time counts them */
+    for (int i = 0; i < r->workers; i++)
+        seen += r->rep.seen[i];
+    double pcpu = seen > 0 ? r->rep.cpu_s / (double)seen * 1e6 : 0;
+    if (o->json) {
+        printf("{\"bench\":\"grpc-scale\",\"kind\":\"throughput\",\"case\":\"%s\",\"workers\":%d,"
+               "\"streams\":%d,\"connections\":%d,\"messages\":%llu,\"seconds\":%.3f,"
+               "\"msgs_per_s\":%.0f,\"msgs_per_s_min\":%.0f,\"msgs_per_s_max\":%.0f,\"reps\":%d,"
+               "\"client_cpu_us_per_msg\":%.3f",
+               c, r->workers, r->streams, r->conns, (unsigned long long)count, r->seconds, mps,
+               lo, hi, n, r->client_cpu_s / (double)count * 1e6);
+        if (r->workers > 0) {
+            printf(",\"proxy_cpu_us_per_msg\":%.3f,\"proxy_hwm_kb\":%llu,\"per_worker\":[", pcpu,
+                   (unsigned long long)r->rep.hwm_kb);
+            for (int i = 0; i < r->workers; i++)
+                printf("%s%llu", i ? "," : "", (unsigned long long)r->rep.seen[i]);
+            printf("]");
+        }
+        printf("}\n");
+    } else {
+        printf("  %-7s %7d %7d %5d %9.0f   (%.0f-%.0f)", c, r->workers, r->streams, r->conns, mps,
+               lo, hi);
+        if (r->workers > 0) {
+            printf("  proxy %.2f µs CPU/msg, peak RSS %.1f MiB, per worker:", pcpu,
+                   (double)r->rep.hwm_kb / 1024);
+            for (int i = 0; i < r->workers; i++)
+                printf(" %llu", (unsigned long long)r->rep.seen[i]);
+        }
+        printf("\n");
+    }
+    fflush(stdout);
+}
+
+static void lat_print(const bn_opts *o, scale_row *r, double *direct_p)
+{
+    qsort(r->lat, r->nlat, sizeof *r->lat, by_double);
+    double p50 = r->lat[r->nlat / 2] * 1e6, p99 = r->lat[r->nlat * 99 / 100] * 1e6;
+    const char *c = r->workers > 0 ? "optics" : "direct";
+    if (r->workers == 0) {
+        direct_p[0] = p50;
+        direct_p[1] = p99;
+    }
+    if (o->json) {
+        printf("{\"bench\":\"grpc-scale\",\"kind\":\"latency\",\"case\":\"%s\",\"workers\":%d,"
+               "\"streams\":%d,\"samples\":%zu,\"p50_us\":%.1f,\"p99_us\":%.1f",
+               c, r->workers, r->streams, r->nlat, p50, p99);
+        if (r->workers > 0)
+            printf(",\"added_p50_us\":%.1f,\"added_p99_us\":%.1f", p50 - direct_p[0],
+                   p99 - direct_p[1]);
+        printf("}\n");
+    } else {
+        printf("  %-7s %7d %7d  round trip p50 %.1f µs, p99 %.1f µs", c, r->workers, r->streams,
+               p50, p99);
+        if (r->workers > 0)
+            printf("; added p50 %.1f µs, p99 %.1f µs", p50 - direct_p[0], p99 - direct_p[1]);
+        printf("  (%zu samples)\n", r->nlat);
+    }
+    fflush(stdout);
+}
+
+int bench_grpc_scale(const bn_opts *o)
+{
+    sk_init();
+    frame_pool pool;
+    rd_choice none = {NULL, NULL, NULL};
+    po_policy pol;
+    char err[1024];
+    rd_reader *rd = NULL;
+    if (!pool_make(&pool) || !rd_policy(&none, &pol, err, sizeof err) ||
+        (rd = rd_new()) == NULL) {
+        fprintf(stderr, "triage-bench grpc-scale: cannot set up the pool or the rules\n");
+        free(pool.buf);
+        return 1;
+    }
+    /* the messages the rules keep, for the echo calls (all answered) */
+    pool.nkept = 0;
+    for (size_t i = 0; i < POOL; i++) {
+        tr_message m = {pool.buf + pool.off[i] + 5, pool.len[i] - 5};
+        int kind;
+        if (rd_message(rd, VF_OFF, m) && po_judge(&pol, &rd->ru, &kind))
+            pool.kept[pool.nkept++] = i;
+    }
+    rd_free(rd);
+    /* the cores: the peers on the last, worker i on the i-th (modulo) */
+    cpu_set_t all, one;
+    CPU_ZERO(&all);
+    sched_getaffinity(0, sizeof all, &all);
+    int cpus[SCALE_MAX_WORKERS], ncpu = 0, listed[CPU_SETSIZE];
+    for (int c = 0; c < CPU_SETSIZE; c++)
+        if (CPU_ISSET(c, &all))
+            listed[ncpu++] = c;
+    int maxw = ncpu < SCALE_MAX_WORKERS ? ncpu : SCALE_MAX_WORKERS;
+    for (int i = 0; i < SCALE_MAX_WORKERS; i++)
+        cpus[i] = listed[i % ncpu];
+    CPU_ZERO(&one);
+    CPU_SET(listed[ncpu - 1], &one);
+    sched_setaffinity(0, sizeof one, &one); /* the client, and the server forked next */
+
+    uint16_t sport;
+    int slfd = listen_any(&sport);
+    pid_t server = slfd < 0 ? -1 : fork();
+    if (server == 0) {
+        signal(SIGTERM, SIG_DFL);
+        serve(slfd, &pool);
+        _exit(0);
+    }
+    if (slfd >= 0)
+        close(slfd);
+    int rc = 0;
+    if (server < 0) {
+        rc = 1;
+        goto out;
+    }
+    uint64_t count = o->quick ? 3000 : 200000;
+    int reps = o->quick ? 1 : REPS;
+    static const int streams[] = {1, 8, 64, 256};
+    if (!o->json)
+        printf("grpc-scale: %llu messages per row through the proxy (optics, responses judged), "
+               "workers 1..%d pinned to cores %d.., the server and load generator on core %d; "
+               "median of %d\n  %-7s %7s %7s %5s %9s\n",
+               (unsigned long long)count, maxw, listed[0], listed[ncpu - 1], reps, "case",
+               "workers", "streams", "conns", "msgs/s");
+    for (size_t si = 0; si < sizeof streams / sizeof streams[0] && rc == 0; si++) {
+        scale_row r[SCALE_MAX_WORKERS + 1][REPS];
+        int conns = streams[si] < SCALE_CONNS ? streams[si] : SCALE_CONNS;
+        for (int rep = 0; rep < reps && rc == 0; rep++)
+            for (int w = 0; w <= maxw && rc == 0; w++) {
+                r[w][rep] = (scale_row){.workers = w, .streams = streams[si], .conns = conns};
+                if (!scale_run(&r[w][rep], count, 0, sport, &pol, cpus)) {
+                    fprintf(stderr, "triage-bench grpc-scale: %d workers, %d streams failed\n",
+                            w, streams[si]);
+                    rc = 1;
+                }
+            }
+        for (int w = 0; w <= maxw && rc == 0; w++)
+            scale_print(o, r[w], reps, count);
+    }
+    /* latency: 8 calls in ping-pong on one connection, direct and through one
+     * worker, none of them pinned: with the peers sharing one core, a wake-up
+     * may wait for the scheduler's tick (4 ms) */
+    sched_setaffinity(server, sizeof all, &all);
+    sched_setaffinity(0, sizeof all, &all);
+    for (int i = 0; i < SCALE_MAX_WORKERS; i++)
+        cpus[i] = -1;
+    size_t rounds = o->quick ? 2000 : 40000;
+    double direct_p[2] = {0, 0};
+    for (int w = 0; w <= 1 && rc == 0; w++) {
+        scale_row r = {.workers = w, .streams = 8, .conns = 1};
+        r.lat = malloc(rounds * sizeof *r.lat);
+        if (r.lat == NULL || !scale_run(&r, rounds, rounds, sport, &pol, cpus) || r.nlat == 0) {
+            fprintf(stderr, "triage-bench grpc-scale: latency (%s) failed\n",
+                    w ? "proxy" : "direct");
+            rc = 1;
+        } else {
+            lat_print(o, &r, direct_p);
+        }
+        free(r.lat);
+    }
+out:
+    stop(server);
+    sched_setaffinity(0, sizeof all, &all);
     free(pool.buf);
     po_free(&pol);
     return rc;

@@ -17,6 +17,7 @@ static const struct {
     {"peers", bench_peers, "ours against simdjson, jsmn, cJSON, jq, memchr, memcpy (size 7)"},
     {"sweep", bench_sweep, "the same readers over message sizes 2, 7, 15, 40"},
     {"grpc", bench_grpc, "gRPC over HTTP/2 through triage-demo proxy's engine: 1, 8, 64 streams"},
+    {"grpc-scale", bench_grpc_scale, "the proxy's workers 1..cores, 1-256 streams, added latency"},
 };
 #define NBENCH (sizeof benches / sizeof benches[0])
 

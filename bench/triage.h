@@ -16,5 +16,7 @@ int bench_sweep(const bn_opts *o);
 
 /* grpc.c: gRPC over HTTP/2 through the proxy (runtime/h2proxy.h). */
 int bench_grpc(const bn_opts *o);
+/* The proxy's workers 1..cores, 1 to 256 streams, its added latency. */
+int bench_grpc_scale(const bn_opts *o);
 
 #endif

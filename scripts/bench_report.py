@@ -66,6 +66,79 @@ def target_row(w, get, bench, size, name, layout, a, b, limit, strict=False, at_
         name, layout, a, ra["ns_per_msg"], b, rb["ns_per_msg"], x, "yes" if ok else "**no**"))
 
 
+def grpc_scale_section(w, rows):
+    """Bench grpc-scale: the proxy's workers, 1 to 256 streams, and the
+    latency it adds (issue 14), with the issue's targets."""
+    g = [r for r in rows if r.get("bench") == "grpc-scale"]
+    th = [r for r in g if r["kind"] == "throughput"]
+    lat = {r["case"]: r for r in g if r["kind"] == "latency"}
+    if not g:
+        return
+    w("## The proxy's workers, streams and latency (bench `grpc-scale`)\n")
+    if th:
+        w("The same server and load generator as bench `grpc`, %s messages per row, the "
+          "responses judged (`optics`) by a proxy process with 1 to %d workers (`--workers`: "
+          "event loops on threads, one listening socket each on the same port), or none "
+          "(`direct`); S streams over min(S, 8) connections, which the kernel hashes to the "
+          "workers (messages per worker in the last column). Worker i is pinned to core i, the "
+          "server and the load generator to the last core: with 2 cores, one worker runs apart "
+          "from them and a second shares their core. The proxy's CPU time is its process's "
+          "(setup and warm-up included) per message it judged; peak RSS is its VmHWM. Median "
+          "of %s runs, the rows taking turns.\n"
+          % (th[0]["messages"], max(r["workers"] for r in th), th[0].get("reps", 1)))
+        w("| streams | conns | case | workers | msgs/s | ×1 worker | proxy CPU µs/msg | "
+          "peak RSS MiB | per worker |")
+        w("|---:|---:|---|---:|---:|---:|---:|---:|---|")
+        one = {r["streams"]: r for r in th if r["workers"] == 1}
+        for r in th:
+            o = one.get(r["streams"])
+            w("| %d | %d | %s | %d | %.0f (%.0f–%.0f) | %s | %s | %s | %s |" % (
+                r["streams"], r["connections"], r["case"], r["workers"], r["msgs_per_s"],
+                r["msgs_per_s_min"], r["msgs_per_s_max"],
+                "%.2f" % (r["msgs_per_s"] / o["msgs_per_s"]) if o and r["workers"] > 0 else "–",
+                "%.2f" % r["proxy_cpu_us_per_msg"] if "proxy_cpu_us_per_msg" in r else "–",
+                "%.1f" % (r["proxy_hwm_kb"] / 1024) if "proxy_hwm_kb" in r else "–",
+                " / ".join(str(x) for x in r.get("per_worker", [])) or "–"))
+        w("")
+    if lat:
+        w("Latency: 8 calls on one connection, each sending an empty request message and "
+          "waiting for its answer (a message the rules keep, judged on the way) before the "
+          "next; the round trip directly and through one worker, nothing pinned. The added "
+          "latency is the difference of the percentiles.\n")
+        w("| case | samples | p50 µs | p99 µs | added p50 µs | added p99 µs |")
+        w("|---|---:|---:|---:|---:|---:|")
+        for c in ("direct", "optics"):
+            if c in lat:
+                r = lat[c]
+                w("| %s | %d | %.1f | %.1f | %s | %s |" % (
+                    c, r["samples"], r["p50_us"], r["p99_us"],
+                    "%.1f" % r["added_p50_us"] if "added_p50_us" in r else "–",
+                    "%.1f" % r["added_p99_us"] if "added_p99_us" in r else "–"))
+        w("")
+    w("Targets (issue 14), in this run:\n")
+    w("| target | measured | met |")
+    w("|---|---|---|")
+    by = {(r["workers"], r["streams"]): r for r in th}
+    top = max((r["workers"] for r in th), default=0)
+    for s in sorted({r["streams"] for r in th}):
+        a, b = by.get((1, s)), by.get((top, s))
+        if a and b and top > 1:
+            x = b["msgs_per_s"] / a["msgs_per_s"]
+            w("| %d workers at least %.1f× one worker's throughput (%d streams) | %.0f / %.0f "
+              "msgs/s = %.2f | %s |" % (top, 0.8 * top, s, b["msgs_per_s"], a["msgs_per_s"], x,
+                                       "yes" if x >= 0.8 * top else "**no**"))
+    big = [r for r in th if r["streams"] == 256 and r["workers"] == 1]
+    if big:
+        w("| 256 concurrent streams in one process under a stated memory bound (64 MiB) | peak "
+          "RSS %.1f MiB | %s |" % (big[0]["proxy_hwm_kb"] / 1024,
+                                   "yes" if big[0]["proxy_hwm_kb"] < 64 * 1024 else "**no**"))
+    if "optics" in lat:
+        r = lat["optics"]
+        w("| p99 added latency at most 50 µs at 8 streams | %.1f µs | %s |" % (
+            r["added_p99_us"], "yes" if r["added_p99_us"] <= 50 else "**no**"))
+    w("")
+
+
 def grpc_section(w, rows):
     """Bench grpc: gRPC over HTTP/2 through the proxy (issue 13), a table per
     run and the issue's targets at 8 streams."""
@@ -247,8 +320,9 @@ def main():
         w("")
 
     grpc_section(w, rows)
+    grpc_scale_section(w, rows)
 
-    others = [r for r in rows if r.get("bench") not in ("peers", "sweep", "grpc")]
+    others = [r for r in rows if r.get("bench") not in ("peers", "sweep", "grpc", "grpc-scale")]
     if others:
         w("## Our other benchmarks\n")
         w("| bench | case | layout | size | ns/msg | ×decode | allocs/msg |")
