@@ -935,7 +935,7 @@ int bench_grpc(const bn_opts *o)
  * shares the peers' core. Throughput: S streams over min(S, 8) connections
  * (the kernel hashes each connection to one worker); the proxy's CPU time
  * per message (the process's, setup and warm-up included) and its peak
- * resident memory. Latency: 8 calls on one connection that each send an
+ * resident memory. Latency: 1 or 8 calls on one connection that each send an
  * empty request message and wait for its answer (a message the rules keep)
  * before the next, directly or through one worker, unpinned; the added
  * latency is the difference of the percentiles. */
@@ -1150,29 +1150,38 @@ static void scale_print(const bn_opts *o, scale_row *reps, int n, uint64_t count
     fflush(stdout);
 }
 
-static void lat_print(const bn_opts *o, scale_row *r, double *direct_p)
+/* The p50 and p99 of a run's round trips, microseconds. */
+static void lat_percentiles(scale_row *r, double *p50, double *p99)
 {
     qsort(r->lat, r->nlat, sizeof *r->lat, by_double);
-    double p50 = r->lat[r->nlat / 2] * 1e6, p99 = r->lat[r->nlat * 99 / 100] * 1e6;
-    const char *c = r->workers > 0 ? "optics" : "direct";
-    if (r->workers == 0) {
-        direct_p[0] = p50;
-        direct_p[1] = p99;
-    }
+    *p50 = r->lat[r->nlat / 2] * 1e6;
+    *p99 = r->lat[r->nlat * 99 / 100] * 1e6;
+}
+
+/* One latency line: each percentile the median over n runs; through the
+ * proxy, less direct's (d). */
+static void lat_print(const bn_opts *o, int workers, int streams, size_t samples, double *p50s,
+                      double *p99s, int n, const double *d, double *out)
+{
+    qsort(p50s, (size_t)n, sizeof *p50s, by_double);
+    qsort(p99s, (size_t)n, sizeof *p99s, by_double);
+    double p50 = p50s[n / 2], p99 = p99s[n / 2];
+    out[0] = p50;
+    out[1] = p99;
+    const char *c = workers > 0 ? "optics" : "direct";
     if (o->json) {
         printf("{\"bench\":\"grpc-scale\",\"kind\":\"latency\",\"case\":\"%s\",\"workers\":%d,"
-               "\"streams\":%d,\"samples\":%zu,\"p50_us\":%.1f,\"p99_us\":%.1f",
-               c, r->workers, r->streams, r->nlat, p50, p99);
-        if (r->workers > 0)
-            printf(",\"added_p50_us\":%.1f,\"added_p99_us\":%.1f", p50 - direct_p[0],
-                   p99 - direct_p[1]);
+               "\"streams\":%d,\"samples\":%zu,\"reps\":%d,\"p50_us\":%.1f,\"p99_us\":%.1f",
+               c, workers, streams, samples, n, p50, p99);
+        if (d != NULL)
+            printf(",\"added_p50_us\":%.1f,\"added_p99_us\":%.1f", p50 - d[0], p99 - d[1]);
         printf("}\n");
     } else {
-        printf("  %-7s %7d %7d  round trip p50 %.1f µs, p99 %.1f µs", c, r->workers, r->streams,
-               p50, p99);
-        if (r->workers > 0)
-            printf("; added p50 %.1f µs, p99 %.1f µs", p50 - direct_p[0], p99 - direct_p[1]);
-        printf("  (%zu samples)\n", r->nlat);
+        printf("  %-7s %7d %7d  round trip p50 %.1f µs, p99 %.1f µs", c, workers, streams, p50,
+               p99);
+        if (d != NULL)
+            printf("; added p50 %.1f µs, p99 %.1f µs", p50 - d[0], p99 - d[1]);
+        printf("  (%zu samples, median of %d)\n", samples, n);
     }
     fflush(stdout);
 }
@@ -1254,26 +1263,38 @@ int bench_grpc_scale(const bn_opts *o)
         for (int w = 0; w <= maxw && rc == 0; w++)
             scale_print(o, r[w], reps, count);
     }
-    /* latency: 8 calls in ping-pong on one connection, direct and through one
-     * worker, none of them pinned: with the peers sharing one core, a wake-up
-     * may wait for the scheduler's tick (4 ms) */
+    /* latency: 1 and 8 calls in ping-pong on one connection, direct and
+     * through one worker, none of them pinned: with the peers sharing one
+     * core, a wake-up may wait for the scheduler's tick (4 ms) */
     sched_setaffinity(server, sizeof all, &all);
     sched_setaffinity(0, sizeof all, &all);
     for (int i = 0; i < SCALE_MAX_WORKERS; i++)
         cpus[i] = -1;
     size_t rounds = o->quick ? 2000 : 40000;
-    double direct_p[2] = {0, 0};
-    for (int w = 0; w <= 1 && rc == 0; w++) {
-        scale_row r = {.workers = w, .streams = 8, .conns = 1};
-        r.lat = malloc(rounds * sizeof *r.lat);
-        if (r.lat == NULL || !scale_run(&r, rounds, rounds, sport, &pol, cpus) || r.nlat == 0) {
-            fprintf(stderr, "triage-bench grpc-scale: latency (%s) failed\n",
-                    w ? "proxy" : "direct");
-            rc = 1;
-        } else {
-            lat_print(o, &r, direct_p);
+    static const int lat_streams[] = {1, 8};
+    for (size_t li = 0; li < 2 && rc == 0; li++) {
+        double p50[2][REPS], p99[2][REPS];
+        size_t samples = 0;
+        for (int rep = 0; rep < reps && rc == 0; rep++)
+            for (int w = 0; w <= 1 && rc == 0; w++) { /* direct and proxy take turns */
+                scale_row r = {.workers = w, .streams = lat_streams[li], .conns = 1};
+                r.lat = malloc(rounds * sizeof *r.lat);
+                if (r.lat == NULL || !scale_run(&r, rounds, rounds, sport, &pol, cpus) ||
+                    r.nlat == 0) {
+                    fprintf(stderr, "triage-bench grpc-scale: latency (%s, %d streams) failed\n",
+                            w ? "proxy" : "direct", r.streams);
+                    rc = 1;
+                } else {
+                    lat_percentiles(&r, &p50[w][rep], &p99[w][rep]);
+                    samples = r.nlat;
+                }
+                free(r.lat);
+            }
+        double d[2], x[2];
+        if (rc == 0) {
+            lat_print(o, 0, lat_streams[li], samples, p50[0], p99[0], reps, NULL, d);
+            lat_print(o, 1, lat_streams[li], samples, p50[1], p99[1], reps, d, x);
         }
-        free(r.lat);
     }
 out:
     stop(server);

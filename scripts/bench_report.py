@@ -71,7 +71,8 @@ def grpc_scale_section(w, rows):
     latency it adds (issue 14), with the issue's targets."""
     g = [r for r in rows if r.get("bench") == "grpc-scale"]
     th = [r for r in g if r["kind"] == "throughput"]
-    lat = {r["case"]: r for r in g if r["kind"] == "latency"}
+    lats = [r for r in g if r["kind"] == "latency"]
+    lat = {r["case"]: r for r in lats if r["streams"] == 8}
     if not g:
         return
     w("## The proxy's workers, streams and latency (bench `grpc-scale`)\n")
@@ -101,19 +102,17 @@ def grpc_scale_section(w, rows):
                 " / ".join(str(x) for x in r.get("per_worker", [])) or "–"))
         w("")
     if lat:
-        w("Latency: 8 calls on one connection, each sending an empty request message and "
+        w("Latency: 1 or 8 calls on one connection, each sending an empty request message and "
           "waiting for its answer (a message the rules keep, judged on the way) before the "
           "next; the round trip directly and through one worker, nothing pinned. The added "
           "latency is the difference of the percentiles.\n")
-        w("| case | samples | p50 µs | p99 µs | added p50 µs | added p99 µs |")
-        w("|---|---:|---:|---:|---:|---:|")
-        for c in ("direct", "optics"):
-            if c in lat:
-                r = lat[c]
-                w("| %s | %d | %.1f | %.1f | %s | %s |" % (
-                    c, r["samples"], r["p50_us"], r["p99_us"],
-                    "%.1f" % r["added_p50_us"] if "added_p50_us" in r else "–",
-                    "%.1f" % r["added_p99_us"] if "added_p99_us" in r else "–"))
+        w("| streams | case | samples | p50 µs | p99 µs | added p50 µs | added p99 µs |")
+        w("|---:|---|---:|---:|---:|---:|---:|")
+        for r in lats:
+            w("| %d | %s | %d | %.1f | %.1f | %s | %s |" % (
+                r["streams"], r["case"], r["samples"], r["p50_us"], r["p99_us"],
+                "%.1f" % r["added_p50_us"] if "added_p50_us" in r else "–",
+                "%.1f" % r["added_p99_us"] if "added_p99_us" in r else "–"))
         w("")
     w("Targets (issue 14), in this run:\n")
     w("| target | measured | met |")
