@@ -121,7 +121,7 @@ def grpc_scale_section(w, rows):
     top = max((r["workers"] for r in th), default=0)
     for s in sorted({r["streams"] for r in th}):
         a, b = by.get((1, s)), by.get((top, s))
-        if a and b and top > 1:
+        if a and b and top > 1 and b["connections"] >= top:  # each worker can get calls
             x = b["msgs_per_s"] / a["msgs_per_s"]
             w("| %d workers at least %.1f× one worker's throughput (%d streams) | %.0f / %.0f "
               "msgs/s = %.2f | %s |" % (top, 0.8 * top, s, b["msgs_per_s"], a["msgs_per_s"], x,
