@@ -365,7 +365,7 @@ static void h2_settings(nghttp2_session *s)
     nghttp2_session_set_local_window_size(s, NGHTTP2_FLAG_NONE, 0, 64u << 20);
 }
 
-#define SRV_CONNS 16
+#define SRV_CONNS 128 /* HAProxy opens a connection per call it cannot yet share */
 
 /* The server's loop, in the child: until SIGTERM. */
 static void serve(int lfd, const frame_pool *pool)
@@ -944,7 +944,8 @@ int bench_grpc(const bn_opts *o)
 #define SCALE_CONNS 8
 
 typedef struct {
-    uint64_t seen[SCALE_MAX_WORKERS];
+    uint64_t seen[SCALE_MAX_WORKERS];  /* messages judged per worker */
+    uint64_t calls[SCALE_MAX_WORKERS]; /* calls per worker */
     double cpu_s;      /* the proxy process's user + system time */
     uint64_t hwm_kb;   /* its peak resident memory (VmHWM) */
     int ok;
@@ -1033,6 +1034,7 @@ static void scale_child(const int *fds, int n, const int *cpus, uint16_t server_
     for (int i = 0; i < started; i++) {
         pthread_join(th[i], NULL);
         rep.seen[i] = j[i].seen;
+        rep.calls[i] = hp_stats_of(w[i].e)->calls;
     }
     rep.cpu_s = cpu_seconds(RUSAGE_SELF);
     rep.hwm_kb = vm_hwm_kb();
@@ -1299,6 +1301,233 @@ int bench_grpc_scale(const bn_opts *o)
 out:
     stop(server);
     sched_setaffinity(0, sizeof all, &all);
+    free(pool.buf);
+    po_free(&pol);
+    return rc;
+}
+
+/* ---- grpc-haproxy: calls through HAProxy to several proxy processes
+ *
+ * The same server and load generator; P proxy processes (one worker each,
+ * responses judged) behind HAProxy, run in the foreground (haproxy -db)
+ * with deploy/haproxy.cfg (TRIAGE_HAPROXY_CFG: another file), its bind
+ * port and server lines replaced by free loopback ports and the proxies;
+ * P = 0: HAProxy straight to the server. Per row: each proxy's calls and
+ * messages, and the total rate. Without haproxy on the PATH (or in
+ * /usr/sbin), it says so and runs nothing. */
+
+static bool find_haproxy(char *path, size_t n)
+{
+    const char *env = getenv("PATH");
+    char dirs[4096];
+    snprintf(dirs, sizeof dirs, "%s:/usr/sbin:/usr/local/sbin", env != NULL ? env : "");
+    for (char *save = NULL, *d = strtok_r(dirs, ":", &save); d != NULL;
+         d = strtok_r(NULL, ":", &save)) {
+        snprintf(path, n, "%s/haproxy", d);
+        if (access(path, X_OK) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* deploy/haproxy.cfg with port on its bind line and ports[0..np-1] as its
+ * servers (none: the server at sport) into a temporary file; its path in
+ * out, or false. */
+static bool haproxy_config(uint16_t port, const uint16_t *ports, int np, uint16_t sport,
+                           char *out, size_t n)
+{
+    const char *src = getenv("TRIAGE_HAPROXY_CFG");
+    if (src == NULL)
+        src = "deploy/haproxy.cfg";
+    FILE *in = fopen(src, "r");
+    if (in == NULL) {
+        fprintf(stderr, "triage-bench grpc-haproxy: cannot read %s (run from the repository, "
+                        "or set TRIAGE_HAPROXY_CFG)\n", src);
+        return false;
+    }
+    snprintf(out, n, "/tmp/triage-haproxy-XXXXXX");
+    int fd = mkstemp(out);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (f == NULL) {
+        fclose(in);
+        return false;
+    }
+    char line[1024];
+    while (fgets(line, sizeof line, in) != NULL) {
+        if (strncmp(line, "    server ", 11) == 0)
+            continue;
+        if (strncmp(line, "    bind ", 9) == 0) {
+            const char *proto = strstr(line, " proto ");
+            fprintf(f, "    bind 127.0.0.1:%u%s", (unsigned)port, proto != NULL ? proto : "\n");
+            continue;
+        }
+        fputs(line, f);
+        if (strncmp(line, "    # servers", 13) == 0) {
+            for (int i = 0; i < np; i++)
+                fprintf(f, "    server proxy%d 127.0.0.1:%u proto h2\n", i + 1, (unsigned)ports[i]);
+            if (np == 0)
+                fprintf(f, "    server direct 127.0.0.1:%u proto h2\n", (unsigned)sport);
+        }
+    }
+    fclose(in);
+    return fclose(f) == 0;
+}
+
+static int free_port(uint16_t *port)
+{
+    int fd = listen_any(port);
+    if (fd < 0)
+        return -1;
+    close(fd);
+    return 0;
+}
+
+static bool wait_port(uint16_t port, pid_t pid)
+{
+    char addr[32], err[NET_ERR_LEN];
+    snprintf(addr, sizeof addr, "127.0.0.1:%u", (unsigned)port);
+    for (int i = 0; i < 500; i++) {
+        int fd = net_connect(addr, err, sizeof err);
+        if (fd >= 0) {
+            close(fd);
+            return true;
+        }
+        if (waitpid(pid, NULL, WNOHANG) == pid)
+            return false;
+        usleep(20000);
+    }
+    return false;
+}
+
+#define HX_MAX_PROXIES 4
+
+static bool haproxy_row(const bn_opts *o, const char *haproxy, int np, int streams, int conns,
+                        uint64_t count, uint16_t sport, const po_policy *pol)
+{
+    pid_t px[HX_MAX_PROXIES], hx = -1;
+    int pfd[HX_MAX_PROXIES];
+    uint16_t ports[HX_MAX_PROXIES], hport;
+    scale_report rep[HX_MAX_PROXIES];
+    int cpus[1] = {-1}, started = 0;
+    bool ok = true;
+    char cfg[64] = "";
+    memset(rep, 0, sizeof rep);
+    for (int i = 0; i < np && ok; i++) {
+        int fd, p[2];
+        char err[NET_ERR_LEN];
+        if (hp_listen("127.0.0.1:0", 1, &fd, &ports[i], err, sizeof err) != 0 || pipe(p) != 0) {
+            ok = false;
+            break;
+        }
+        fflush(stdout);
+        px[i] = fork();
+        if (px[i] == 0) {
+            close(p[0]);
+            scale_child(&fd, 1, cpus, sport, pol, p[1]);
+        }
+        close(fd);
+        close(p[1]);
+        pfd[i] = p[0];
+        ok = px[i] > 0;
+        started += ok;
+    }
+    ok = ok && free_port(&hport) == 0 && haproxy_config(hport, ports, np, sport, cfg, sizeof cfg);
+    if (ok) {
+        fflush(stdout);
+        hx = fork();
+        if (hx == 0) {
+            int null = open("/dev/null", O_WRONLY);
+            if (null >= 0)
+                dup2(null, 1);
+            execl(haproxy, "haproxy", "-db", "-q", "-f", cfg, (char *)NULL);
+            _exit(127);
+        }
+        ok = hx > 0 && wait_port(hport, hx);
+        if (!ok)
+            fprintf(stderr, "triage-bench grpc-haproxy: haproxy did not start (%s)\n", cfg);
+    }
+    uint64_t k, b, msgs = 0;
+    double t = -1;
+    if (ok) {
+        uint64_t warm = count / 10 > (uint64_t)streams ? count / 10 : (uint64_t)streams;
+        if (load_n(hport, streams, conns, warm, 0, NULL, 0, NULL, &k, &b) >= 0)
+            t = load_n(hport, streams, conns, count, 7, NULL, 0, NULL, &msgs, &b);
+        ok = t >= 0;
+    }
+    stop(hx);
+    for (int i = 0; i < started; i++) {
+        stop(px[i]);
+        ok = read(pfd[i], &rep[i], sizeof rep[i]) == (ssize_t)sizeof rep[i] && rep[i].ok && ok;
+        close(pfd[i]);
+    }
+    if (cfg[0] != '\0')
+        unlink(cfg);
+    if (!ok)
+        return false;
+    double mps = (double)count / t;
+    if (o->json) {
+        printf("{\"bench\":\"grpc-haproxy\",\"proxies\":%d,\"streams\":%d,\"connections\":%d,"
+               "\"messages\":%llu,\"seconds\":%.3f,\"msgs_per_s\":%.0f,\"per_proxy\":[",
+               np, streams, conns, (unsigned long long)count, t, mps);
+        for (int i = 0; i < np; i++)
+            printf("%s{\"calls\":%llu,\"messages\":%llu}", i ? "," : "",
+                   (unsigned long long)rep[i].calls[0], (unsigned long long)rep[i].seen[0]);
+        printf("]}\n");
+    } else {
+        printf("  %d proxies: %9.0f msgs/s", np, mps);
+        if (np == 0)
+            printf("  (HAProxy straight to the server)");
+        for (int i = 0; i < np; i++)
+            printf("%s proxy %d: %llu calls, %llu messages", i ? ";" : "  ", i + 1,
+                   (unsigned long long)rep[i].calls[0], (unsigned long long)rep[i].seen[0]);
+        printf("\n");
+    }
+    fflush(stdout);
+    return true;
+}
+
+int bench_grpc_haproxy(const bn_opts *o)
+{
+    char haproxy[512];
+    if (!find_haproxy(haproxy, sizeof haproxy)) {
+        fprintf(stderr, "triage-bench grpc-haproxy: no haproxy on this machine (scripts/deps.sh "
+                        "installs it): nothing run\n");
+        return 0;
+    }
+    sk_init();
+    frame_pool pool;
+    rd_choice none = {NULL, NULL, NULL};
+    po_policy pol;
+    char err[1024];
+    if (!pool_make(&pool) || !rd_policy(&none, &pol, err, sizeof err)) {
+        fprintf(stderr, "triage-bench grpc-haproxy: cannot set up the pool or the rules\n");
+        free(pool.buf);
+        return 1;
+    }
+    uint16_t sport;
+    int slfd = listen_any(&sport);
+    pid_t server = slfd < 0 ? -1 : fork();
+    if (server == 0) {
+        signal(SIGTERM, SIG_DFL);
+        serve(slfd, &pool);
+        _exit(0);
+    }
+    if (slfd >= 0)
+        close(slfd);
+    int rc = server < 0;
+    uint64_t count = o->quick ? 3000 : 200000;
+    const int streams = 64, conns = 8;
+    if (!o->json && rc == 0)
+        printf("grpc-haproxy: %llu messages through HAProxy (%s), %d calls over %d connections, "
+               "to 0-3 proxy processes (one worker each, responses judged); each proxy's calls "
+               "and messages count the warm-up's too\n",
+               (unsigned long long)count, haproxy, streams, conns);
+    for (int np = 0; np <= 3 && rc == 0; np++)
+        if (!haproxy_row(o, haproxy, np, streams, conns, count, sport, &pol)) {
+            fprintf(stderr, "triage-bench grpc-haproxy: %d proxies failed\n", np);
+            rc = 1;
+        }
+    stop(server);
     free(pool.buf);
     po_free(&pol);
     return rc;

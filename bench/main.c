@@ -18,6 +18,7 @@ static const struct {
     {"sweep", bench_sweep, "the same readers over message sizes 2, 7, 15, 40"},
     {"grpc", bench_grpc, "gRPC over HTTP/2 through triage-demo proxy's engine: 1, 8, 64 streams"},
     {"grpc-scale", bench_grpc_scale, "the proxy's workers 1..cores, 1-256 streams, added latency"},
+    {"grpc-haproxy", bench_grpc_haproxy, "calls through HAProxy to 0-3 proxy processes"},
 };
 #define NBENCH (sizeof benches / sizeof benches[0])
 

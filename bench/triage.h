@@ -18,5 +18,7 @@ int bench_sweep(const bn_opts *o);
 int bench_grpc(const bn_opts *o);
 /* The proxy's workers 1..cores, 1 to 256 streams, its added latency. */
 int bench_grpc_scale(const bn_opts *o);
+/* Calls through HAProxy (deploy/haproxy.cfg) to 0-3 proxy processes. */
+int bench_grpc_haproxy(const bn_opts *o);
 
 #endif

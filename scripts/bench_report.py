@@ -70,7 +70,7 @@ def grpc_scale_section(w, rows):
     """Bench grpc-scale: the proxy's workers, 1 to 256 streams, and the
     latency it adds (issue 14), with the issue's targets."""
     g = [r for r in rows if r.get("bench") == "grpc-scale"]
-    th = [r for r in g if r["kind"] == "throughput"]
+    th = [r for r in g if r["kind"] == "throughput"]  # grpc-haproxy's rows go with them
     lats = [r for r in g if r["kind"] == "latency"]
     lat = {r["case"]: r for r in lats if r["streams"] == 8}
     if not g:
@@ -113,6 +113,20 @@ def grpc_scale_section(w, rows):
                 r["streams"], r["case"], r["samples"], r["p50_us"], r["p99_us"],
                 "%.1f" % r["added_p50_us"] if "added_p50_us" in r else "–",
                 "%.1f" % r["added_p99_us"] if "added_p99_us" in r else "–"))
+        w("")
+    hx = [r for r in rows if r.get("bench") == "grpc-haproxy"]
+    if hx:
+        w("Behind HAProxy (bench `grpc-haproxy`, deploy/haproxy.cfg): %d calls over %d "
+          "connections to HAProxy, which gives them in turn to 0 to 3 proxy processes (one "
+          "worker each), all on this machine's cores with the server and the load generator; "
+          "one run each. Calls and messages per proxy count the warm-up's too.\n"
+          % (hx[0]["streams"], hx[0]["connections"]))
+        w("| proxies | msgs/s | calls / messages per proxy |")
+        w("|---:|---:|---|")
+        for r in hx:
+            w("| %d | %.0f | %s |" % (r["proxies"], r["msgs_per_s"], " · ".join(
+                "%d / %d" % (p["calls"], p["messages"]) for p in r["per_proxy"]) or
+                "HAProxy straight to the server"))
         w("")
     w("Targets (issue 14), in this run:\n")
     w("| target | measured | met |")
@@ -321,7 +335,8 @@ def main():
     grpc_section(w, rows)
     grpc_scale_section(w, rows)
 
-    others = [r for r in rows if r.get("bench") not in ("peers", "sweep", "grpc", "grpc-scale")]
+    others = [r for r in rows
+              if r.get("bench") not in ("peers", "sweep", "grpc", "grpc-scale", "grpc-haproxy")]
     if others:
         w("## Our other benchmarks\n")
         w("| bench | case | layout | size | ns/msg | ×decode | allocs/msg |")
