@@ -100,7 +100,12 @@ grep -E '^(ok|FAIL) ' "$tmp/client.out"
 for p in "${pids[@]:1:$proxies}"; do
     kill -TERM "$(pgrep -P "$p" | head -1)" 2>/dev/null
 done
-for p in "${pids[@]:1:$proxies}"; do wait "$p"; done
+prc=0
+for p in "${pids[@]:1:$proxies}"; do wait "$p" || prc=$?; done
+if [ $prc -ne 0 ]; then
+    echo "FAIL a proxy exited with status $prc on SIGTERM"
+    crc=1
+fi
 $PY - "$tmp" "$proxies" "$t0" "$t1" "$check" "$crc" <<'PYEOF'
 import json, sys
 tmp, n, t0, t1, check, crc = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4]), sys.argv[5] == "1", int(sys.argv[6])
