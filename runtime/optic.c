@@ -19,8 +19,10 @@ bool op_scan_message(const op_schema *s, int i, const uint8_t *p, size_t n, op_v
         return o->scan(p, n, out, scratch, a);
     if (o->base < 0)
         return false;
+    /* the base sought: the optic reads into it from its start */
+    const op_optic *b = &s->optics[o->base];
     op_value v;
-    if (!s->optics[o->base].scan(p, n, &v, NULL, a))
+    if (!(b->seek != NULL ? b->seek(p, n, &v) : b->scan(p, n, &v, NULL, a)))
         return false;
     return o->scan(v.bytes.p, v.bytes.n, out, scratch, a);
 }

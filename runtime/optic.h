@@ -98,6 +98,11 @@ typedef struct {
     /* The bytes scanner, over the bytes of one value of the source type:
      * true with *out set on a hit, false on a miss. */
     bool (*scan)(const uint8_t *p, size_t n, op_value *out, void *scratch, ar_arena *a);
+    /* OP_RAW: the scanner without the search for the value's end: true
+     * when the value is found, out->bytes running from its first byte to
+     * the end of the bytes given. An optic based on this one reads into
+     * the value from its start and needs no more. NULL for other kinds. */
+    bool (*seek)(const uint8_t *p, size_t n, op_value *out);
     /* The model getter, over a decoded value of the source type. */
     bool (*get)(const void *source, op_value *out);
     /* OP_RECORD, OP_RAW: writes a focus value (ptr) as JSON, as the encoder
@@ -139,7 +144,7 @@ typedef struct {
 bool op_from_message(const op_schema *s, int i);
 
 /* Optic i read from a whole message's bytes: through its base when it has
- * one (the base's view, then the optic). false on a miss, or when the optic
+ * one (the base sought, then the optic read into it from its start). false on a miss, or when the optic
  * cannot be read from a message. */
 bool op_scan_message(const op_schema *s, int i, const uint8_t *p, size_t n, op_value *out,
                      void *scratch, ar_arena *a);

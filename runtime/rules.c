@@ -1468,6 +1468,7 @@ static void next_message(ru_reader *rd)
 {
     if (++rd->gen == 0) {
         memset(rd->seen, 0, sizeof rd->seen);
+        memset(rd->sought, 0, sizeof rd->sought);
         rd->gen = 1;
     }
 }
@@ -1505,6 +1506,27 @@ static inline bool read_optic(ru_reader *rd, int i, op_value *out)
     return fill(rd, i, out);
 }
 
+/* The bytes of base optic b of the current message for an optic read
+ * through it: its value when read already (or seeded), else where it
+ * starts, up to the message's end (sought once). */
+static bool base_bytes(ru_reader *rd, int b, op_value *out)
+{
+    const op_optic *o = &rd->schema->optics[b];
+    if (rd->seen[b] == rd->gen || o->seek == NULL || !o->source_is_root)
+        return read_optic(rd, b, out);
+    if (rd->sought[b] != rd->gen) {
+        op_value v;
+        rd->start[b] = o->seek(rd->p, rd->n, &v) ? v.bytes.p : NULL;
+        rd->sought[b] = rd->gen;
+        rd->reads++;
+    }
+    if (rd->start[b] == NULL)
+        return false;
+    out->bytes.p = rd->start[b];
+    out->bytes.n = (size_t)(rd->p + rd->n - rd->start[b]);
+    return true;
+}
+
 /* Reads optic i (readable) and caches it; its base through the cache. */
 static bool fill(ru_reader *rd, int i, op_value *out)
 {
@@ -1517,8 +1539,9 @@ static bool fill(ru_reader *rd, int i, op_value *out)
         hit = rd->model ? o->get(rd->root, &v) : o->scan(rd->p, rd->n, &v, scratch, rd->arena);
     } else {
         op_value b;
-        hit = read_optic(rd, o->base, &b) &&
-              (rd->model ? o->get(b.ptr, &v) : o->scan(b.bytes.p, b.bytes.n, &v, scratch, rd->arena));
+        hit = rd->model ? read_optic(rd, o->base, &b) && o->get(b.ptr, &v)
+                        : base_bytes(rd, o->base, &b) &&
+                              o->scan(b.bytes.p, b.bytes.n, &v, scratch, rd->arena);
     }
     rd->reads++;
     rd->val[i] = v;

@@ -42,7 +42,7 @@
  * freed by ru_free; loading allocates nothing else that outlives the call.
  * Rules are immutable once loaded, so threads may share them. They keep
  * pointers into the op_schema, which must outlive them (it is static).
- * Judging allocates nothing: an ru_reader (about 14 KiB; on the caller's
+ * Judging allocates nothing: an ru_reader (about 17 KiB; on the caller's
  * stack or reused) holds a cache of the optics read for the current message,
  * the scratch record optics are scanned into, and the caller's arena, which
  * the bytes reader resets per message and scanners unescape strings into
@@ -120,6 +120,11 @@ typedef struct {
     bool can[RU_MAX_OPTICS];    /* optic i can be read from a message */
     uint16_t at[RU_MAX_OPTICS]; /* record optics: 1 + offset into scratch */
     uint64_t reads;             /* optics read for this message, bases included */
+    /* A raw base sought (op_optic.seek), not read: its value's first byte
+     * (NULL: a miss) when sought[i] == gen. Optics read through a base
+     * need only where it starts, so its end is not looked for. */
+    uint32_t sought[RU_MAX_OPTICS];
+    const uint8_t *start[RU_MAX_OPTICS];
     op_value val[RU_MAX_OPTICS];
     _Alignas(16) unsigned char scratch[RU_SCRATCH];
 } ru_reader;
@@ -132,7 +137,7 @@ __attribute__((warn_unused_result)) bool ru_reader_init(ru_reader *rd, const op_
 
 /* The next message: n bytes at p (one whole message, read by
  * op_scan_message's rules: through its base when an optic has one, the base
- * scanned once for all optics sharing it), which must stay put while it is
+ * sought once for all optics sharing it), which must stay put while it is
  * judged; resets the arena. */
 void ru_reader_bytes(ru_reader *rd, const uint8_t *p, size_t n);
 

@@ -19,7 +19,7 @@ TEMPLATES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file_
 
 # Bump when the runtime's interface to generated code changes; the generated
 # header refuses to compile against another runtime version.
-RUNTIME_VERSION = 1
+RUNTIME_VERSION = 2
 
 SCALAR_C = {"i32": "int32_t", "i64": "int64_t", "f64": "double", "bool": "bool", "string": "js_str"}
 

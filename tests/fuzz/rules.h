@@ -326,7 +326,7 @@ static const op_type fzr_types[] = {
 
 #define FZR_OPTIC(nm, path, kind, focus, cases, ncases, source, base, root, rec, enc, fields,  \
                   nfields)                                                                    \
-    {#nm, path, kind, focus, cases, ncases, source, base, root, rec, fzr_scan_##nm,           \
+    {#nm, path, kind, focus, cases, ncases, source, base, root, rec, fzr_scan_##nm, NULL,     \
      fzr_get_##nm, enc, fields, nfields}
 
 static const op_optic fzr_optics[FZR_NOPTICS] = {

@@ -226,9 +226,17 @@ static void scan_msg(const uint8_t *p, size_t n, res *r)
         r->val[O_SEVOF] = s;
     if (!(r->hit[O_DETAIL] = tr_scan_detail(msg, &v))) {
         judge_bytes(p, n, r);
-        /* no detail, no kind: dropped */
-        FAIL_IF(r->keep || r->jkind != -1, p, n, "no detail, yet judged %s/%d",
-                r->keep ? "keep" : "drop", r->jkind);
+        /* No whole detail (absent, or cut short: a malformed message at
+         * verify=off). The reader reads the kind into the detail from where
+         * it starts (tr_seek_detail), so it has the kind exactly when the
+         * kind's own value is there, complete; without a detail at all,
+         * no kind: dropped. */
+        tr_view_Detail at;
+        tr_Detail_kind k;
+        int want = tr_seek_detail(msg, &at) && tr_scan_kind(at, &k) ? (int)k : -1;
+        FAIL_IF(r->jkind != want, p, n, "no whole detail: judged kind %d, the kind there %d",
+                r->jkind, want);
+        FAIL_IF(want < 0 && r->keep, p, n, "no detail, yet judged keep");
         return;
     }
     if (v.p < p || v.n > n || v.p + v.n > p + n) {

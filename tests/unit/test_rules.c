@@ -1090,7 +1090,8 @@ static const op_field dm_votes_fields[] = {{"count", OP_I32, "i32", NULL, 0, dm_
 static const op_type dm_types[] = {{"Issue", sizeof(dm_msg), NULL, NULL, NULL}};
 
 #define DM_OPTIC(nm, kind, focus, cases, n, rec, fields, nfields)                             \
-    {#nm, "Issue." #nm, kind, focus, cases, n, 0, -1, true, rec, dm_scan_##nm, dm_get_##nm,   \
+    {#nm, "Issue." #nm, kind, focus, cases, n, 0, -1, true, rec, dm_scan_##nm, NULL,         \
+     dm_get_##nm,                                                                             \
      NULL, fields, nfields}
 static const op_optic dm_optics[] = {
     DM_OPTIC(kind, OP_TAG, "Detail", dm_kinds, DM_N(dm_kinds), 0, NULL, 0),
