@@ -296,27 +296,40 @@ next_avx512(sk_cursor *c, const sk_firsts *f)
 
 typedef const uint8_t *(*sk_next_fn)(sk_cursor *c, const sk_firsts *f);
 
-static sk_next_fn next_impl = next_portable;
-static const char *impl_name = "portable";
+static const uint8_t *next_resolve(sk_cursor *c, const sk_firsts *f);
+
+/* Until sk_init runs, the first walk chooses (as json.h's functions do), so
+ * a program that never calls it still walks with the widest code. The
+ * pointers are written whole, to the same value by any thread. */
+static _Atomic(sk_next_fn) next_impl = next_resolve;
+static _Atomic(const char *) impl_name = "portable";
 
 void sk_init(void)
 {
     const char *want = js_init(); /* js_init honours JS_SIMD and the CPU */
-    next_impl = next_portable;
-    impl_name = "portable";
+    sk_next_fn next = next_portable;
+    const char *name = "portable";
 #if BK_X86
     if (strcmp(want, "avx512") == 0 && __builtin_cpu_supports("pclmul")) {
-        next_impl = next_avx512;
-        impl_name = "avx512";
+        next = next_avx512;
+        name = "avx512";
     } else if (strcmp(want, "avx2") == 0 && __builtin_cpu_supports("pclmul")) {
-        next_impl = next_avx2;
-        impl_name = "avx2";
+        next = next_avx2;
+        name = "avx2";
     } else if (strcmp(want, "sse2") == 0 || strcmp(want, "avx2") == 0 ||
                strcmp(want, "avx512") == 0) {
-        next_impl = next_sse2;
-        impl_name = "sse2";
+        next = next_sse2;
+        name = "sse2";
     }
 #endif
+    impl_name = name;
+    next_impl = next;
+}
+
+static const uint8_t *next_resolve(sk_cursor *c, const sk_firsts *f)
+{
+    sk_init();
+    return next_impl(c, f);
 }
 
 const char *sk_impl_name(void) { return impl_name; }

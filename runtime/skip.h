@@ -48,7 +48,8 @@ typedef struct {
     uint8_t n;
 } sk_firsts;
 
-/* Chooses the block code to match js_init's choice; idempotent. */
+/* Chooses the block code to match js_init's choice; idempotent. The first
+ * walk calls it when nobody has. */
 void sk_init(void);
 const char *sk_impl_name(void);
 
