@@ -32,6 +32,7 @@ typedef struct {
     uint8_t cls;
     uint8_t mask; /* RN_CMP: outcomes that hold; RN_IN: 1 for the != form; RN_CONST: value */
     bool af, bf;  /* RC_NUM: a, b is a double */
+    int8_t kres;  /* RN_CMP: k a wide integer literal: the sign of it less k.f */
     bool bpath;   /* RN_CMP: b is a path, else the constant k */
     int kid;      /* RN_AND, RN_OR, RN_NOT: first operand; the others follow by next */
     int next;
@@ -43,6 +44,7 @@ typedef struct {
 typedef struct {
     op_value v; /* a string's p is set once the pool has its final place */
     bool f;     /* a number that is a double */
+    int8_t res; /* a wide integer literal: the sign of it less v.f */
     size_t str; /* a string's offset in the pool */
 } ru_item;
 
@@ -166,6 +168,7 @@ typedef struct {
     op_value k; /* a literal; a string's bytes are pool[str ..] */
     bool f;
     int wide;   /* an integer past i64's range: its sign (k.f is it rounded) */
+    int res;    /* and the sign of it less k.f, so that it compares exactly */
     size_t str;
 } operand;
 
@@ -619,6 +622,32 @@ static void mark_used(ps *P, int optic)
         P->used |= 1ull << (o->base < 63 ? o->base : 63);
 }
 
+/* |a| against |b|, two integers in decimal without leading zeros or sign:
+ * -1, 0 or 1. */
+static int cmp_digits(const char *a, size_t an, const char *b, size_t bn)
+{
+    if (an != bn)
+        return an < bn ? -1 : 1;
+    int c = memcmp(a, b, an);
+    return (c > 0) - (c < 0);
+}
+
+/* An integer literal past i64's range, [p, e), against d, the double it
+ * rounds to: the sign of the literal less d. Doubles that large are
+ * integers, and printf writes them exactly. */
+static int wide_residue(const uint8_t *p, const uint8_t *e, double d)
+{
+    bool neg = *p == '-';
+    if (neg)
+        p++;
+    char buf[400];
+    int n = snprintf(buf, sizeof buf, "%.0f", d < 0 ? -d : d);
+    if (n <= 0 || (size_t)n >= sizeof buf)
+        return 0; /* not reached: |d| < 2^1024 has at most 309 digits */
+    int c = cmp_digits((const char *)p, (size_t)(e - p), buf, (size_t)n);
+    return neg ? -c : c;
+}
+
 static int parse_number(ps *P, const tok *k, operand *x)
 {
     const uint8_t *p = (const uint8_t *)P->t + k->at, *e = (const uint8_t *)P->t + k->end;
@@ -639,6 +668,7 @@ static int parse_number(ps *P, const tok *k, operand *x)
     if (js_f64(&c, p, e, &x->k.f) == e) {
         x->f = true;
         x->wide = integer ? (*p == '-' ? -1 : 1) : 0;
+        x->res = integer ? wide_residue(p, e, x->k.f) : 0;
         return 0;
     }
     clip((const char *)p, (size_t)(e - p), 40, piece, sizeof piece);
@@ -803,12 +833,16 @@ static unsigned cmp_if(int64_t a, double b)
     return frac > 0 ? O_LT : frac < 0 ? O_GT : O_EQ;
 }
 
-static unsigned cmp_num(const op_value *a, bool af, const op_value *b, bool bf)
+/* a against b; bres: when b is a wide integer literal, the sign of it
+ * less b->f (else 0), so that a double equal to b->f is told from it. */
+static unsigned cmp_num(const op_value *a, bool af, const op_value *b, bool bf, int bres)
 {
     if (!af && !bf)
         return a->i < b->i ? O_LT : a->i > b->i ? O_GT : O_EQ;
-    if (af && bf)
-        return cmp_ff(a->f, b->f);
+    if (af && bf) {
+        unsigned r = cmp_ff(a->f, b->f);
+        return r == O_EQ && bres != 0 ? (bres > 0 ? O_LT : O_GT) : r;
+    }
     if (!af)
         return cmp_if(a->i, b->f);
     return (unsigned)mirror((int)cmp_if(b->i, a->f));
@@ -824,8 +858,26 @@ static bool is_double(const operand *x)
  * -2^63), so that the comparison stays exact. */
 static void exact_for_ints(operand *lit, const operand *typed)
 {
-    if (lit->wide != 0 && typed->what == X_PATH && typed->kind != OP_F64)
+    if (lit->wide != 0 && typed->what == X_PATH && typed->kind != OP_F64) {
         lit->k.f = lit->wide > 0 ? 0x1p63 : -0x1.0000000000001p63;
+        lit->res = 0;
+    }
+}
+
+/* Two number literals, exactly (an outcome bit). */
+static unsigned cmp_literals(const ps *P, const operand *a, const operand *b)
+{
+    if (a->wide != 0 && b->wide != 0) {
+        if (a->wide != b->wide)
+            return a->wide < b->wide ? O_LT : O_GT;
+        const char *x = P->t + a->at + (a->wide < 0), *y = P->t + b->at + (b->wide < 0);
+        int c = cmp_digits(x, (size_t)(P->t + a->end - x), y, (size_t)(P->t + b->end - y));
+        c = a->wide < 0 ? -c : c;
+        return c < 0 ? O_LT : c > 0 ? O_GT : O_EQ;
+    }
+    if (a->wide != 0)
+        return (unsigned)mirror((int)cmp_num(&b->k, b->f, &a->k, a->f, a->res));
+    return cmp_num(&a->k, a->f, &b->k, b->f, b->res);
 }
 
 /* A set of cases (or of bools: bit 1 true) as bits in words. */
@@ -864,6 +916,7 @@ static int add_item(ps *P, const operand *x)
     ru_item *it = &P->items[P->nitems];
     it->v = x->k;
     it->f = x->f;
+    it->res = (int8_t)x->res;
     it->str = x->str;
     return P->nitems++;
 }
@@ -933,7 +986,7 @@ static int compile_cmp(ps *P, operand *L, int op, operand *R)
         /* two literals: the answer is known now */
         unsigned out;
         if (cls == RC_NUM)
-            out = cmp_num(&T->k, T->f, &O->k, O->f);
+            out = cmp_literals(P, T, O);
         else if (cls == RC_STR)
             out = T->k.s.n == O->k.s.n && memcmp(P->pool + T->str, P->pool + O->str, T->k.s.n) == 0
                       ? O_EQ
@@ -975,10 +1028,12 @@ static int compile_cmp(ps *P, operand *L, int op, operand *R)
     nd->af = is_double(T);
     nd->bf = is_double(O);
     nd->bpath = O->what == X_PATH;
-    if (nd->bpath)
+    if (nd->bpath) {
         nd->b = O->path;
-    else
+    } else {
         nd->k = O->k;
+        nd->kres = (int8_t)O->res;
+    }
     return n;
 }
 
@@ -1609,7 +1664,7 @@ static bool eval(const ru_rules *r, ru_reader *rd, int i)
             if (n->cls == RC_STR)
                 found = a.s.n == it->v.s.n && (a.s.n == 0 || memcmp(a.s.p, it->v.s.p, a.s.n) == 0);
             else
-                found = cmp_num(&a, n->af, &it->v, it->f) == O_EQ;
+                found = cmp_num(&a, n->af, &it->v, it->f, it->res) == O_EQ;
         }
         return found != (n->mask != 0);
     }
@@ -1624,7 +1679,7 @@ static bool eval(const ru_rules *r, ru_reader *rd, int i)
         }
         unsigned out;
         switch (n->cls) {
-        case RC_NUM: out = cmp_num(&a, n->af, &b, n->bf); break;
+        case RC_NUM: out = cmp_num(&a, n->af, &b, n->bf, n->bpath ? 0 : n->kres); break;
         case RC_STR:
             out = a.s.n == b.s.n && (a.s.n == 0 || memcmp(a.s.p, b.s.p, a.s.n) == 0) ? O_EQ : O_LT;
             break;
