@@ -122,10 +122,13 @@ static inline __attribute__((always_inline)) int walk_end(sk_cursor *c, const ui
 }
 
 /* The walk, shared by every width. MASKS and PXOR name the width's block
- * and prefix-XOR functions. A call resuming inside the block its last
- * candidate came from starts from that block's masks, with the bits before
- * the resume point cleared: the masks describe the bytes, and the resume
- * point is at depth 1 outside strings by contract. */
+ * and prefix-XOR functions. A call resuming after the start of the block
+ * its last candidate came from, up to its end, starts from that block's
+ * masks (the bits before the resume point cleared) and its carries: the
+ * masks say where strings are, so the resume point may be inside the
+ * candidate's string (a scanner that saw it is no key goes on from its
+ * second byte). Elsewhere the resume point is at depth 1 outside strings
+ * by contract. */
 #define WALK_BODY(MASKS, PXOR)                                                          \
     const uint8_t *s = c->p, *end = c->end;                                             \
     /* a local copy of the wanted bytes lets the compiler keep them in registers */     \
@@ -134,17 +137,19 @@ static inline __attribute__((always_inline)) int walk_end(sk_cursor *c, const ui
     int depth = 1, r;                                                                   \
     uint64_t in_carry = 0, esc_carry = 0;                                               \
     sk_masks m;                                                                         \
-    if (c->blk != NULL && c->p >= c->blk && c->p < c->blk + c->blk_n) {                 \
-        uint64_t keep = ~0ull << (c->p - c->blk);                                       \
+    if (c->blk != NULL && c->p >= c->blk && c->p <= c->blk + c->blk_n) {                \
         s = c->blk + c->blk_n;                                                          \
         in_carry = c->in_carry;                                                         \
         esc_carry = c->esc_carry;                                                       \
-        r = walk_end(c, c->blk, c->blk_n, c->ob & keep, c->cb & keep, c->cand & keep,   \
-                     in_carry, esc_carry, &depth);                                      \
-        if (r == 1)                                                                     \
-            return c->p;                                                                \
-        if (r != 0)                                                                     \
-            goto stop;                                                                  \
+        if (c->p < s) {                                                                 \
+            uint64_t keep = ~0ull << (c->p - c->blk);                                   \
+            r = walk_end(c, c->blk, c->blk_n, c->ob & keep, c->cb & keep,               \
+                         c->cand & keep, in_carry, esc_carry, &depth);                  \
+            if (r == 1)                                                                 \
+                return c->p;                                                            \
+            if (r != 0)                                                                 \
+                goto stop;                                                              \
+        }                                                                               \
     }                                                                                   \
     while (s < end) {                                                                   \
         size_t n = (size_t)(end - s) < 64 ? (size_t)(end - s) : 64;                     \

@@ -63,7 +63,8 @@ static inline void sk_begin(sk_cursor *c, const uint8_t *open, const uint8_t *en
 }
 
 /* Continue from p, which must be at depth 1 outside any string (just after
- * a key's ':', or after a string at depth 1). */
+ * a key's ':', or after a string at depth 1), or inside the string of the
+ * last candidate (from its second byte on: the walk knows that block). */
 static inline void sk_resume(sk_cursor *c, const uint8_t *p) { c->p = p; }
 
 /* The next candidate: a '"' opening a string at depth 1 whose next byte is

@@ -303,6 +303,7 @@ def render(s: Schema, schema_path: str) -> Dict[str, str]:
         encoder_name=encoder_name,
         encode_thunk=encode_thunk,
         re2c_string=names.re2c_string,
+        re2c_prefixes=names.re2c_prefixes,
         isinstance=isinstance,
         Record=Record,
         Union=Union,

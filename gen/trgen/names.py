@@ -177,6 +177,31 @@ def comment_text(s: str) -> str:
     return s.replace("*/", "* /").replace("/*", "/ *").replace("??", "?\\?")
 
 
+def re2c_prefixes(keys) -> list:
+    """re2c literals for '"' followed by each prefix of each key (the empty
+    one included) as the key is written with no escapes, up to the first
+    character JSON must escape: a string that starts so and then has a
+    backslash may be one of the keys, escaped (the scanners' slow path); a
+    string that differs from every key before its first backslash is none
+    of them. Distinct, shortest first."""
+    out = []
+    for k in keys:
+        lit = ['"\\"']
+        pieces = [""]
+        for ch in k:
+            if ch in '"\\' or ord(ch) < 0x20:
+                break
+            for b in ch.encode("utf-8"):
+                c = chr(b)
+                lit_ch = c if c.isascii() and (c.isalnum() or c == "_") else f"\\x{b:02X}"
+                pieces.append(pieces[-1] + lit_ch)
+        for piece in pieces:
+            s = '"\\"' + piece + '"'
+            if s not in out:
+                out.append(s)
+    return sorted(out, key=len)
+
+
 def re2c_string(s: str):
     """A re2c "..." literal matching the bytes of s written as a JSON string
     with no escapes, quotes included; None when JSON needs an escape in it
