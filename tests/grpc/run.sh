@@ -243,8 +243,8 @@ else
     say "FAIL workers: tally: $(echo "$w" | tail -1)"
 fi
 
-# ---- SIGTERM with calls in flight
-start_proxy drain "$port_other" --grace 3000 || exit 1
+# ---- SIGTERM with calls in flight (two workers, whatever the cores)
+start_proxy drain "$port_other" --grace 3000 --workers 2 || exit 1  # the signal reaches every worker
 peer_run drain 30 drain --target "$addr_drain" "${args[@]}" --proxy-pid "$pid_drain"
 stop_proxy drain
 check "drain: the proxy exits 0 after the grace period" test $? -eq 0
