@@ -155,7 +155,7 @@ static void *px_worker_main(void *arg)
     return NULL;
 }
 
-/* The cores this process may run on (at least 1). */
+/* The cores this process may run on (at least 1, at most PX_MAX_WORKERS). */
 static int px_cores(void)
 {
     cpu_set_t set;
@@ -163,7 +163,7 @@ static int px_cores(void)
     if (sched_getaffinity(0, sizeof set, &set) != 0)
         return 1;
     int n = CPU_COUNT(&set);
-    return n > 0 ? n : 1;
+    return n < 1 ? 1 : n > PX_MAX_WORKERS ? PX_MAX_WORKERS : n;
 }
 
 /* Adds b's rows and counters to a (same kinds). */
