@@ -22,11 +22,24 @@ PYTHON := scripts/python.sh
 
 OPT ?= -O2
 SANFLAGS ?=
+# -MMD -MP: each object's .d beside it lists the headers it included, so an
+# object is rebuilt when one of them changes, and only then.
 CFLAGS := -std=c11 $(OPT) -g -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
-          -D_GNU_SOURCE -Iruntime -I$(GEN) -Idemo $(SANFLAGS) $(EXTRA_CFLAGS)
+          -D_GNU_SOURCE -Iruntime -I$(GEN) -Idemo -MMD -MP $(SANFLAGS) $(EXTRA_CFLAGS)
 LDFLAGS := $(SANFLAGS)
 LDLIBS := -lm -lpthread -ldeflate $(shell pkg-config --libs libnghttp2 2>/dev/null || echo -lnghttp2)
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt -lm -pthread)
+
+# Quiet by default: a line per file built ("  CC  build/obj/runtime/json.o");
+# make V=1 shows the commands.
+V ?= 0
+ifeq ($(V),1)
+Q :=
+say = @:
+else
+Q := @
+say = @printf '  %-4s %s\n' $(1) $(2)
+endif
 
 # The optic scanners: one .re per optic, listed by the generator.
 -include $(GEN)/optics.mk
@@ -87,62 +100,79 @@ gen: $(GEN_STAMP)
 # a schema error.
 $(GEN_STAMP): $(SCHEMA) $(GENERATOR) | deps
 	@mkdir -p $(GEN)
-	PYTHONPATH=gen $(PYTHON) -m trgen $(SCHEMA) $(GEN)
+	$(call say,GEN,$(GEN))
+	$(Q)PYTHONPATH=gen $(PYTHON) -m trgen $(SCHEMA) $(GEN)
 	@touch $@
 
-# A recipe, even an empty one, lets make notice optics.mk changed and re-read it.
-$(GEN)/optics.mk $(GEN_H) $(filter-out $(SCAN_NAMES:%=$(GEN)/%.c),$(GEN_C)): $(GEN_STAMP)
+# A recipe, even an empty one, lets make notice a file changed (optics.mk:
+# and re-read it). A generated file the generator did not rewrite keeps its
+# time, so what is built from it is not rebuilt.
+$(GEN)/optics.mk $(GEN_H) $(filter-out $(SCAN_NAMES:%=$(GEN)/%.c),$(GEN_C)) \
+  $(SCAN_NAMES:%=$(GEN)/%.re): $(GEN_STAMP)
 	@:
 
 # The rules the demo judges with when given none, built into it.
 DEFAULT_RULES ?= schema/default.rules
 $(GEN)/tr_default_rules.c: $(DEFAULT_RULES) scripts/embed.py | $(GEN_STAMP)
-	$(PYTHON) scripts/embed.py tr_default_rules $(DEFAULT_RULES) $@
+	$(call say,GEN,$@)
+	$(Q)$(PYTHON) scripts/embed.py tr_default_rules $(DEFAULT_RULES) $@
 
 # The first line of each .re template records this command.
 RE2C_FLAGS := -W -Werror --no-generation-date --no-version -i
-$(GEN)/tr_scan_%.c: $(GEN_STAMP)
-	re2c $(RE2C_FLAGS) $(GEN)/tr_scan_$*.re -o $@
+$(GEN)/tr_scan_%.c: $(GEN)/tr_scan_%.re
+	$(call say,RE2C,$@)
+	$(Q)re2c $(RE2C_FLAGS) $< -o $@
 
-$(BUILD)/obj/runtime/%.o: runtime/%.c $(wildcard runtime/*.h) | $(GEN_STAMP)
+# Objects wait for the generator (order only: the generated headers must
+# exist); what they depend on is in their .d files.
+$(BUILD)/obj/runtime/%.o: runtime/%.c | $(GEN_STAMP)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -c $< -o $@
+	$(call say,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
-$(BUILD)/obj/gen/%.o: $(GEN)/%.c $(GEN_STAMP) $(wildcard runtime/*.h)
+$(BUILD)/obj/gen/%.o: $(GEN)/%.c | $(GEN_STAMP)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -c $< -o $@
+	$(call say,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
-$(BUILD)/obj/demo/%.o: demo/%.c $(wildcard demo/*.h runtime/*.h) $(GEN_STAMP)
+$(BUILD)/obj/demo/%.o: demo/%.c | $(GEN_STAMP)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -c $< -o $@
+	$(call say,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
 $(BUILD)/triage-demo: $(DEMO_OBJ) $(LIB_OBJ)
-	$(CC) $(LDFLAGS) $^ -o $@ $(LDLIBS)
+	$(call say,LINK,$@)
+	$(Q)$(CC) $(LDFLAGS) $^ -o $@ $(LDLIBS)
 
-$(BUILD)/obj/bench/%.o: bench/%.c $(wildcard bench/*.h demo/*.h runtime/*.h) tests/unit/flood.h $(GEN_STAMP)
+$(BUILD)/obj/bench/%.o: bench/%.c | $(GEN_STAMP)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(BENCH_DEFS) -Ibench -c $< -o $@
+	$(call say,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $(BENCH_DEFS) -Ibench -c $< -o $@
 
-$(BUILD)/obj/bench/%.o: bench/%.cpp bench/peers.h | deps
+$(BUILD)/obj/bench/%.o: bench/%.cpp | deps
 	@mkdir -p $(@D)
-	$(BENCH_CXX) -std=c++17 $(OPT) -g -Wall -Wextra -Werror $(SANFLAGS) $(BENCH_DEFS) -Ibench \
-	  $(shell pkg-config --cflags simdjson) -c $< -o $@
+	$(call say,CXX,$@)
+	$(Q)$(BENCH_CXX) -std=c++17 $(OPT) -g -Wall -Wextra -Werror -MMD -MP $(SANFLAGS) $(BENCH_DEFS) \
+	  -Ibench $(shell pkg-config --cflags simdjson) -c $< -o $@
 
 # Demo objects other than the command line itself (readers, issues) serve the bench too.
 $(BUILD)/triage-bench: $(BENCH_OBJ) $(BENCH_CXX_OBJ) $(filter-out $(BUILD)/obj/demo/main.o,$(DEMO_OBJ)) $(LIB_OBJ)
-	$(BENCH_LD) $(LDFLAGS) $^ -o $@ $(BENCH_LIBS) $(LDLIBS)
+	$(call say,LINK,$@)
+	$(Q)$(BENCH_LD) $(LDFLAGS) $^ -o $@ $(BENCH_LIBS) $(LDLIBS)
 
-$(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJ) $(wildcard tests/unit/*.h)
+$(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJ)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -Itests/unit $< $(LIB_OBJ) -o $@ $(LDFLAGS) $(CHECK_LIBS) $(LDLIBS)
+	$(call say,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -Itests/unit $< $(LIB_OBJ) -o $@ $(LDFLAGS) $(CHECK_LIBS) $(LDLIBS)
 
 # The suite that holds for any schema links the runtime and the generated
 # code alone, so it builds for schemas the demo cannot run on.
 MODEL_OBJ := $(RUNTIME_OBJ) $(GEN_OBJ)
 MODEL_TESTS := $(BUILD)/tests/test_model $(BUILD)/tests/test_rules_model
-$(MODEL_TESTS): $(BUILD)/tests/%: tests/unit/%.c $(MODEL_OBJ) tests/unit/check_util.h
+$(MODEL_TESTS): $(BUILD)/tests/%: tests/unit/%.c $(MODEL_OBJ)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -Itests/unit $< $(MODEL_OBJ) -o $@ $(LDFLAGS) $(CHECK_LIBS) $(LDLIBS)
+	$(call say,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -Itests/unit $< $(MODEL_OBJ) -o $@ $(LDFLAGS) $(CHECK_LIBS) $(LDLIBS)
 
 demo: all
 	$(BUILD)/triage-demo run 200000
@@ -229,8 +259,6 @@ FUZZ_ARGS = -max_len=$(FUZZ_MAX_LEN) -artifact_prefix=$(FUZZ_DIR)/artifacts/$*- 
 
 .PHONY: fuzz fuzz-smoke fuzz-build fuzz-bins fuzz-big
 
-# test_verify replays tests/regression through every harness.
-$(BUILD)/tests/test_verify: tests/fuzz/harness.h tests/fuzz/model.h
 
 # Inside the clang sub-make (BUILD=build/fuzz).
 fuzz-bins: $(BUILD)/bin/mkcorpus $(BUILD)/bin/seeds $(FUZZ_NAMES:%=$(BUILD)/bin/fuzz_%)
@@ -243,15 +271,18 @@ FUZZ_DEFS = $(if $(MODEL_ONLY),-DFZ_MODEL_ONLY)
 
 $(BUILD)/bin/seeds: tests/fuzz/seeds.c $(MODEL_OBJ)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $< $(MODEL_OBJ) -o $@ $(LDFLAGS) $(LDLIBS)
+	$(call say,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $< $(MODEL_OBJ) -o $@ $(LDFLAGS) $(LDLIBS)
 
-$(BUILD)/bin/fuzz_%: tests/fuzz/fuzz.c tests/fuzz/harness.h tests/fuzz/model.h $(FUZZ_OBJ)
+$(BUILD)/bin/fuzz_%: tests/fuzz/fuzz.c $(FUZZ_OBJ)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -Itests/fuzz $(FUZZ_DEFS) -DFZ_NAME='"$*"' -fsanitize=fuzzer $< $(FUZZ_OBJ) -o $@ $(LDLIBS)
+	$(call say,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -Itests/fuzz $(FUZZ_DEFS) -DFZ_NAME='"$*"' -fsanitize=fuzzer $< $(FUZZ_OBJ) -o $@ $(LDLIBS)
 
 $(BUILD)/bin/mkcorpus: tests/fuzz/corpus.c $(LIB_OBJ)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $< $(LIB_OBJ) -o $@ $(LDFLAGS) $(LDLIBS)
+	$(call say,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $< $(LIB_OBJ) -o $@ $(LDFLAGS) $(LDLIBS)
 
 fuzz-build: all
 	$(MAKE) BUILD=$(FUZZ_DIR) OPT=-O1 CC=$(FUZZ_CC) SANFLAGS="$(FUZZ_SAN)" fuzz-bins
@@ -303,3 +334,6 @@ fuzz-smoke-%:
 
 clean:
 	rm -rf build
+
+# What each object and program was built from, as the compiler listed it.
+-include $(wildcard $(BUILD)/obj/*/*.d $(BUILD)/tests/*.d $(BUILD)/bin/*.d)
