@@ -1626,6 +1626,25 @@ static inline bool read_path(const ru_rules *r, ru_reader *rd, const ru_path *p,
     return true;
 }
 
+/* An enum, tag or bool in a set of cases: the commonest node, tested in
+ * line by the && and || loops, without a call and a switch each. */
+static inline bool eval_set(const ru_rules *r, ru_reader *rd, const ru_node *n)
+{
+    op_value a;
+    if (!read_path(r, rd, &n->a, &a))
+        return false;
+    unsigned x = n->cls == RC_BOOL ? (unsigned)a.b : (unsigned)a.e;
+    return x < (unsigned)n->nitems && (r->words[n->items + (int)(x / 64)] >> (x % 64) & 1u);
+}
+
+static bool eval(const ru_rules *r, ru_reader *rd, int i);
+
+static inline bool eval_kid(const ru_rules *r, ru_reader *rd, int k)
+{
+    const ru_node *n = &r->nodes[k];
+    return n->op == RN_SET ? eval_set(r, rd, n) : eval(r, rd, k);
+}
+
 static bool eval(const ru_rules *r, ru_reader *rd, int i)
 {
     const ru_node *n = &r->nodes[i];
@@ -1633,28 +1652,24 @@ static bool eval(const ru_rules *r, ru_reader *rd, int i)
     switch (n->op) {
     case RN_AND:
         for (int k = n->kid; k >= 0; k = r->nodes[k].next)
-            if (!eval(r, rd, k))
+            if (!eval_kid(r, rd, k))
                 return false;
         return true;
     case RN_OR:
         for (int k = n->kid; k >= 0; k = r->nodes[k].next)
-            if (eval(r, rd, k))
+            if (eval_kid(r, rd, k))
                 return true;
         return false;
     case RN_NOT:
-        return !eval(r, rd, n->kid);
+        return !eval_kid(r, rd, n->kid);
     case RN_CONST:
         return n->mask != 0;
     case RN_HAS:
         return read_path(r, rd, &n->a, &a);
     case RN_TRUTH:
         return read_path(r, rd, &n->a, &a) && a.b;
-    case RN_SET: {
-        if (!read_path(r, rd, &n->a, &a))
-            return false;
-        unsigned x = n->cls == RC_BOOL ? (unsigned)a.b : (unsigned)a.e;
-        return x < (unsigned)n->nitems && (r->words[n->items + (int)(x / 64)] >> (x % 64) & 1u);
-    }
+    case RN_SET:
+        return eval_set(r, rd, n);
     case RN_IN: {
         if (!read_path(r, rd, &n->a, &a))
             return false;
@@ -1696,7 +1711,7 @@ int ru_decide(const ru_rules *r, ru_reader *rd)
     if (rd->schema != r->schema)
         return -1;
     for (int i = 0; i < r->nrules; i++)
-        if (eval(r, rd, r->rules[i].expr))
+        if (eval_kid(r, rd, r->rules[i].expr))
             return i;
     return -1;
 }
@@ -1706,7 +1721,7 @@ bool ru_judge(const ru_rules *r, ru_reader *rd)
     if (rd->schema != r->schema) /* its optic indexes mean nothing here */
         return false;
     for (int i = 0; i < r->tried; i++)
-        if (eval(r, rd, r->rules[i].expr))
+        if (eval_kid(r, rd, r->rules[i].expr))
             return r->rules[i].keep;
     return false;
 }
