@@ -54,6 +54,9 @@ typedef struct hp_conn hp_conn;
 typedef struct hp_call hp_call;
 typedef struct hp_msg hp_msg;
 
+/* A call's two sides: the client's connection and the server's. */
+enum { SIDE_D, SIDE_U };
+
 /* One gRPC message, from its first prefix byte until it was dropped or
  * written out. Its payload is a view into src's ring (pinning those bytes)
  * or, when it had to be gathered or moved, heap. */
@@ -101,8 +104,8 @@ struct hp_call {
     hp_engine *e;
     hp_conn *dc, *uc;            /* NULL once that side is closed */
     int32_t dsid, usid;          /* usid 0: not yet submitted */
-    hp_call *dprev, *dnext;      /* in dc's list */
-    hp_call *uprev, *unext;      /* in uc's list */
+    hp_call *prev[2], *next[2];  /* in dc's list [SIDE_D] and uc's [SIDE_U];
+                                    next[SIDE_D]: in the engine's free list */
     hp_half req, rsp;
     hp_hdrs reqh, rsph, trl;
     bool in_trailers;            /* headers arriving now are the server's trailers */
@@ -559,8 +562,8 @@ static void conn_evacuate(hp_conn *c)
     }
 }
 
-/* Drops a half's queued messages (and the one being received). */
-static void half_drop(hp_half *h)
+/* Drops the message a half is receiving. */
+static void half_drop_cur(hp_half *h)
 {
     if (h->cur != NULL) {
         hp_msg *m = h->cur;
@@ -568,6 +571,12 @@ static void half_drop(hp_half *h)
         h->hdr_have = 0;
         msg_done(m);
     }
+}
+
+/* Drops a half's queued messages (and the one being received). */
+static void half_drop(hp_half *h)
+{
+    half_drop_cur(h);
     while (h->qh != NULL) {
         hp_msg *m = h->qh;
         h->qh = m->next;
@@ -578,44 +587,37 @@ static void half_drop(hp_half *h)
 
 /* ---- calls */
 
-static void call_unlink_d(hp_call *k)
+/* The connection on a call's side: NULL once that side is closed. */
+static hp_conn **call_side(hp_call *k, int side)
 {
-    hp_conn *c = k->dc;
-    if (c == NULL)
-        return;
-    if (k->dprev)
-        k->dprev->dnext = k->dnext;
-    else
-        c->calls = k->dnext;
-    if (k->dnext)
-        k->dnext->dprev = k->dprev;
-    k->dc = NULL;
-    k->dprev = k->dnext = NULL;
+    return side == SIDE_D ? &k->dc : &k->uc;
 }
 
-static void call_unlink_u(hp_call *k)
+/* The call joins c's list of calls, c becoming its connection on that side. */
+static void call_link(hp_call *k, int side, hp_conn *c)
 {
-    hp_conn *c = k->uc;
-    if (c == NULL)
-        return;
-    if (k->uprev)
-        k->uprev->unext = k->unext;
-    else
-        c->calls = k->unext;
-    if (k->unext)
-        k->unext->uprev = k->uprev;
-    k->uc = NULL;
-    k->uprev = k->unext = NULL;
-}
-
-static void call_link_u(hp_call *k, hp_conn *c)
-{
-    k->uc = c;
-    k->uprev = NULL;
-    k->unext = c->calls;
+    *call_side(k, side) = c;
+    k->prev[side] = NULL;
+    k->next[side] = c->calls;
     if (c->calls)
-        c->calls->uprev = k;
+        c->calls->prev[side] = k;
     c->calls = k;
+}
+
+/* The call leaves the list of its connection on that side, if it has one. */
+static void call_unlink(hp_call *k, int side)
+{
+    hp_conn **cp = call_side(k, side), *c = *cp;
+    if (c == NULL)
+        return;
+    if (k->prev[side])
+        k->prev[side]->next[side] = k->next[side];
+    else
+        c->calls = k->next[side];
+    if (k->next[side])
+        k->next[side]->prev[side] = k->prev[side];
+    *cp = NULL;
+    k->prev[side] = k->next[side] = NULL;
 }
 
 static void call_maybe_free(hp_call *k)
@@ -627,7 +629,7 @@ static void call_maybe_free(hp_call *k)
     hp_engine *e = k->e;
     e->ncalls--;
     if (e->nfree_calls < CALLS_KEEP) {
-        k->dnext = e->free_calls; /* kept with its header buffers */
+        k->next[SIDE_D] = e->free_calls; /* kept with its header buffers */
         e->free_calls = k;
         e->nfree_calls++;
         return;
@@ -649,6 +651,33 @@ static void resume(hp_conn *c, int32_t sid, hp_half *h)
 
 static const nghttp2_data_provider *provider(hp_half *h, nghttp2_data_provider *p);
 
+/* The server's side of a call whose client went away or failed: its
+ * stream is reset, or a call not yet submitted leaves the list. */
+static void call_cancel_u(hp_call *k)
+{
+    if (k->uc == NULL)
+        return;
+    if (k->usid > 0 && k->uc->s != NULL) {
+        nghttp2_submit_rst_stream(k->uc->s, NGHTTP2_FLAG_NONE, k->usid, NGHTTP2_CANCEL);
+        mark_dirty(k->uc);
+    } else if (k->usid == 0) {
+        call_unlink(k, SIDE_U);
+    }
+}
+
+/* The client's stream closed (cancelled: not after the call ended, and
+ * counted so unless the proxy failed the call): what goes on to the
+ * server stops. */
+static void call_close_d(hp_call *k, bool cancelled)
+{
+    call_unlink(k, SIDE_D);
+    half_drop(&k->rsp);
+    if (cancelled && !k->failed)
+        k->e->st.calls_cancelled++;
+    call_cancel_u(k);
+    call_maybe_free(k);
+}
+
 /* The proxy ends the call with a gRPC status: the server's stream is
  * reset, the client gets the status in trailers (after the messages
  * already queued for it) or as a trailers-only response. */
@@ -659,21 +688,9 @@ static void call_fail(hp_call *k, int status, const char *msg)
         return;
     k->failed = true;
     e->st.calls_failed++;
-    if (k->uc != NULL) {
-        if (k->usid > 0 && k->uc->s != NULL) {
-            nghttp2_submit_rst_stream(k->uc->s, NGHTTP2_FLAG_NONE, k->usid, NGHTTP2_CANCEL);
-            mark_dirty(k->uc);
-        } else if (k->usid == 0) {
-            call_unlink_u(k);
-        }
-    }
+    call_cancel_u(k);
     half_drop(&k->req);
-    if (k->rsp.cur != NULL) {
-        hp_msg *m = k->rsp.cur;
-        k->rsp.cur = NULL;
-        k->rsp.hdr_have = 0;
-        msg_done(m);
-    }
+    half_drop_cur(&k->rsp);
     if (k->dc != NULL && k->dc->s != NULL) {
         char code[16];
         snprintf(code, sizeof code, "%d", status);
@@ -725,7 +742,7 @@ static void submit_upstream(hp_call *k)
                  nghttp2_strerror(sid));
         if (e->up == c)
             e->up = NULL; /* out of stream ids: the next call opens a new connection */
-        call_unlink_u(k);
+        call_unlink(k, SIDE_U);
         call_fail(k, 14, m);
         return;
     }
@@ -777,7 +794,7 @@ static void connected(hp_conn *c)
     c->connecting = false;
     conn_events(c);
     for (hp_call *k = c->calls, *next; k != NULL; k = next) {
-        next = k->unext;
+        next = k->next[SIDE_U];
         if (k->usid == 0)
             submit_upstream(k);
     }
@@ -794,7 +811,7 @@ static void call_start(hp_call *k)
         call_fail(k, 14, m);
         return;
     }
-    call_link_u(k, c);
+    call_link(k, SIDE_U, c);
     k->usid = 0;
     if (!c->connecting)
         submit_upstream(k);
@@ -1224,7 +1241,7 @@ static int on_begin_headers(nghttp2_session *s, const nghttp2_frame *f, void *ud
             return 0;
         hp_call *k = e->free_calls;
         if (k != NULL) {
-            e->free_calls = k->dnext;
+            e->free_calls = k->next[SIDE_D];
             e->nfree_calls--;
             hp_hdrs keep[3] = {k->reqh, k->rsph, k->trl};
             memset(k, 0, sizeof *k);
@@ -1241,17 +1258,13 @@ static int on_begin_headers(nghttp2_session *s, const nghttp2_frame *f, void *ud
             memset(k, 0, sizeof *k);
         }
         k->e = e;
-        k->dc = c;
         k->dsid = f->hd.stream_id;
         k->req.call = k;
         k->rsp.call = k;
         k->req.request = true;
         k->req.judged = e->cfg.judge_requests;
         k->rsp.judged = e->cfg.judge_responses;
-        k->dnext = c->calls;
-        if (c->calls)
-            c->calls->dprev = k;
-        c->calls = k;
+        call_link(k, SIDE_D, c);
         e->ncalls++;
         e->st.calls++;
         nghttp2_session_set_stream_user_data(s, f->hd.stream_id, k);
@@ -1398,24 +1411,12 @@ static int on_stream_close(nghttp2_session *s, int32_t sid, uint32_t code, void 
     if (!c->upstream) {
         if (k->dc != c)
             return 0;
-        call_unlink_d(k);
-        half_drop(&k->rsp);
-        if (code != NGHTTP2_NO_ERROR && !k->failed)
-            e->st.calls_cancelled++;
-        if (k->uc != NULL) {
-            if (k->usid > 0 && k->uc->s != NULL) {
-                nghttp2_submit_rst_stream(k->uc->s, NGHTTP2_FLAG_NONE, k->usid, NGHTTP2_CANCEL);
-                mark_dirty(k->uc);
-            } else if (k->usid == 0) {
-                call_unlink_u(k);
-            }
-        }
-        call_maybe_free(k);
+        call_close_d(k, code != NGHTTP2_NO_ERROR);
         return 0;
     }
     if (k->uc != c)
         return 0;
-    call_unlink_u(k);
+    call_unlink(k, SIDE_U);
     half_drop(&k->req);
     if (!k->failed && k->dc != NULL && !k->rsp.ended) {
         if (code == NGHTTP2_REFUSED_STREAM) {
@@ -1542,7 +1543,7 @@ static void conn_fail(hp_conn *c, const char *why)
     while (c->calls != NULL) {
         hp_call *k = c->calls;
         if (c->upstream) {
-            call_unlink_u(k);
+            call_unlink(k, SIDE_U);
             half_drop(&k->req);
             if (!k->failed && k->dc != NULL && !k->rsp.ended) {
                 char m[400];
@@ -1552,20 +1553,7 @@ static void conn_fail(hp_conn *c, const char *why)
                 call_maybe_free(k);
             }
         } else {
-            call_unlink_d(k);
-            half_drop(&k->rsp);
-            if (!k->failed)
-                e->st.calls_cancelled++;
-            if (k->uc != NULL) {
-                if (k->usid > 0 && k->uc->s != NULL) {
-                    nghttp2_submit_rst_stream(k->uc->s, NGHTTP2_FLAG_NONE, k->usid,
-                                              NGHTTP2_CANCEL);
-                    mark_dirty(k->uc);
-                } else if (k->usid == 0) {
-                    call_unlink_u(k);
-                }
-            }
-            call_maybe_free(k);
+            call_close_d(k, true);
         }
     }
     while (c->oq_n > 0) {
@@ -1664,7 +1652,7 @@ static void cancel_all(hp_engine *e)
     for (hp_conn *c = e->conns; c != NULL; c = c->next) {
         if (c->closed || c->upstream)
             continue;
-        for (hp_call *k = c->calls; k != NULL; k = k->dnext) {
+        for (hp_call *k = c->calls; k != NULL; k = k->next[SIDE_D]) {
             nghttp2_submit_rst_stream(c->s, NGHTTP2_FLAG_NONE, k->dsid, NGHTTP2_CANCEL);
             if (!k->failed)
                 e->st.calls_cancelled++;
@@ -1675,7 +1663,7 @@ static void cancel_all(hp_engine *e)
     for (hp_conn *c = e->conns; c != NULL; c = c->next) {
         if (c->closed || !c->upstream)
             continue;
-        for (hp_call *k = c->calls; k != NULL; k = k->unext)
+        for (hp_call *k = c->calls; k != NULL; k = k->next[SIDE_U])
             if (k->usid > 0)
                 nghttp2_submit_rst_stream(c->s, NGHTTP2_FLAG_NONE, k->usid, NGHTTP2_CANCEL);
         mark_dirty(c);
@@ -1877,7 +1865,7 @@ void hp_free(hp_engine *e)
     conn_reap(e, true);
     while (e->free_calls != NULL) {
         hp_call *k = e->free_calls;
-        e->free_calls = k->dnext;
+        e->free_calls = k->next[SIDE_D];
         hdrs_free(&k->reqh);
         hdrs_free(&k->rsph);
         hdrs_free(&k->trl);
