@@ -761,6 +761,40 @@ static void stop(pid_t pid)
     waitpid(pid, NULL, 0);
 }
 
+/* The message pool and the default rules, which every grpc bench starts
+ * with; false (said on stderr, for the bench named) when they cannot be
+ * set up. */
+static bool peers_setup(const char *bench, frame_pool *pool, po_policy *pol)
+{
+    sk_init();
+    rd_choice none = {NULL, NULL, NULL};
+    char err[1024];
+    if (!pool_make(pool) || !rd_policy(&none, pol, err, sizeof err)) {
+        fprintf(stderr, "triage-bench %s: cannot set up the pool or the rules\n", bench);
+        free(pool->buf);
+        return false;
+    }
+    return true;
+}
+
+/* The server, forked on a loopback port (*port) serving the pool until
+ * stop(); its pid, or -1 when it could not start. */
+static pid_t server_start(const frame_pool *pool, uint16_t *port)
+{
+    int lfd = listen_any(port);
+    if (lfd < 0)
+        return -1;
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        signal(SIGTERM, SIG_DFL);
+        serve(lfd, pool);
+        _exit(0);
+    }
+    close(lfd);
+    return pid;
+}
+
 typedef struct {
     double seconds;
     uint64_t kept, bytes_in;
@@ -863,32 +897,13 @@ static void print_row(const bn_opts *o, bench_case c, int streams, uint64_t coun
 
 int bench_grpc(const bn_opts *o)
 {
-    sk_init();
     frame_pool pool;
-    rd_choice none = {NULL, NULL, NULL};
     po_policy pol;
-    char err[1024];
-    if (!pool_make(&pool) || !rd_policy(&none, &pol, err, sizeof err)) {
-        fprintf(stderr, "triage-bench grpc: cannot set up the pool or the rules\n");
-        free(pool.buf);
+    if (!peers_setup("grpc", &pool, &pol))
         return 1;
-    }
     double frame_avg = (double)pool.bytes / POOL;
     uint16_t sport;
-    int slfd = listen_any(&sport);
-    if (slfd < 0) {
-        free(pool.buf);
-        po_free(&pol);
-        return 1;
-    }
-    fflush(stdout);
-    pid_t server = fork();
-    if (server == 0) {
-        signal(SIGTERM, SIG_DFL);
-        serve(slfd, &pool);
-        _exit(0);
-    }
-    close(slfd);
+    pid_t server = server_start(&pool, &sport);
     if (server < 0) {
         free(pool.buf);
         po_free(&pol);
@@ -1190,16 +1205,15 @@ static void lat_print(const bn_opts *o, int workers, int streams, size_t samples
 
 int bench_grpc_scale(const bn_opts *o)
 {
-    sk_init();
     frame_pool pool;
-    rd_choice none = {NULL, NULL, NULL};
     po_policy pol;
-    char err[1024];
-    rd_reader *rd = NULL;
-    if (!pool_make(&pool) || !rd_policy(&none, &pol, err, sizeof err) ||
-        (rd = rd_new()) == NULL) {
+    if (!peers_setup("grpc-scale", &pool, &pol))
+        return 1;
+    rd_reader *rd = rd_new();
+    if (rd == NULL) {
         fprintf(stderr, "triage-bench grpc-scale: cannot set up the pool or the rules\n");
         free(pool.buf);
+        po_free(&pol);
         return 1;
     }
     /* the messages the rules keep, for the echo calls (all answered) */
@@ -1227,15 +1241,7 @@ int bench_grpc_scale(const bn_opts *o)
     sched_setaffinity(0, sizeof one, &one); /* the client, and the server forked next */
 
     uint16_t sport;
-    int slfd = listen_any(&sport);
-    pid_t server = slfd < 0 ? -1 : fork();
-    if (server == 0) {
-        signal(SIGTERM, SIG_DFL);
-        serve(slfd, &pool);
-        _exit(0);
-    }
-    if (slfd >= 0)
-        close(slfd);
+    pid_t server = server_start(&pool, &sport);
     int rc = 0;
     if (server < 0) {
         rc = 1;
@@ -1494,26 +1500,12 @@ int bench_grpc_haproxy(const bn_opts *o)
                         "installs it): nothing run\n");
         return 0;
     }
-    sk_init();
     frame_pool pool;
-    rd_choice none = {NULL, NULL, NULL};
     po_policy pol;
-    char err[1024];
-    if (!pool_make(&pool) || !rd_policy(&none, &pol, err, sizeof err)) {
-        fprintf(stderr, "triage-bench grpc-haproxy: cannot set up the pool or the rules\n");
-        free(pool.buf);
+    if (!peers_setup("grpc-haproxy", &pool, &pol))
         return 1;
-    }
     uint16_t sport;
-    int slfd = listen_any(&sport);
-    pid_t server = slfd < 0 ? -1 : fork();
-    if (server == 0) {
-        signal(SIGTERM, SIG_DFL);
-        serve(slfd, &pool);
-        _exit(0);
-    }
-    if (slfd >= 0)
-        close(slfd);
+    pid_t server = server_start(&pool, &sport);
     int rc = server < 0;
     uint64_t count = o->quick ? 3000 : 200000;
     const int streams = 64, conns = 8;
