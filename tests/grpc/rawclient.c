@@ -23,16 +23,16 @@
 
 #include <nghttp2/nghttp2.h>
 
+#include "h2call.h"
 #include "net.h"
 
 #define MAX_CALLS 16
 
 typedef struct {
     const char *path;
-    uint8_t *body;
-    size_t len, sent;
-    char status[16];
-    char message[256];
+    uint8_t *body; /* owned: what req.p points at */
+    hc_body req;
+    hc_status st;
     size_t data;
     int rst; /* -1: none */
     bool closed;
@@ -41,35 +41,14 @@ typedef struct {
 static call calls[MAX_CALLS];
 static int ncalls, nclosed;
 
-static ssize_t body_read(nghttp2_session *s, int32_t sid, uint8_t *buf, size_t length,
-                         uint32_t *flags, nghttp2_data_source *src, void *ud)
-{
-    (void)s;
-    (void)sid;
-    (void)ud;
-    call *c = src->ptr;
-    size_t n = c->len - c->sent;
-    if (n > length)
-        n = length;
-    memcpy(buf, c->body + c->sent, n);
-    c->sent += n;
-    if (c->sent == c->len)
-        *flags |= NGHTTP2_DATA_FLAG_EOF;
-    return (ssize_t)n;
-}
-
 static int on_header(nghttp2_session *s, const nghttp2_frame *f, const uint8_t *name, size_t nl,
                      const uint8_t *val, size_t vl, uint8_t flags, void *ud)
 {
     (void)flags;
     (void)ud;
     call *c = nghttp2_session_get_stream_user_data(s, f->hd.stream_id);
-    if (c == NULL)
-        return 0;
-    if (nl == 11 && memcmp(name, "grpc-status", 11) == 0)
-        snprintf(c->status, sizeof c->status, "%.*s", (int)vl, (const char *)val);
-    else if (nl == 12 && memcmp(name, "grpc-message", 12) == 0)
-        snprintf(c->message, sizeof c->message, "%.*s", (int)vl, (const char *)val);
+    if (c != NULL)
+        hc_status_header(&c->st, name, nl, val, vl);
     return 0;
 }
 
@@ -146,9 +125,10 @@ int main(int argc, char **argv)
     for (int i = 2; i < argc; i += 2) {
         call *c = &calls[ncalls++];
         c->path = argv[i];
-        c->body = unhex(argv[i + 1], &c->len);
+        c->body = unhex(argv[i + 1], &c->req.len);
+        c->req.p = c->body;
         c->rst = -1;
-        snprintf(c->status, sizeof c->status, "-");
+        snprintf(c->st.status, sizeof c->st.status, "-");
         if (c->body == NULL) {
             fprintf(stderr, "rawclient: bad hex '%s'\n", argv[i + 1]);
             return 2;
@@ -174,16 +154,7 @@ int main(int argc, char **argv)
     nghttp2_submit_settings(s, NGHTTP2_FLAG_NONE, NULL, 0);
     for (int i = 0; i < ncalls; i++) {
         call *c = &calls[i];
-        nghttp2_nv h[] = {
-            {(uint8_t *)":method", (uint8_t *)"POST", 7, 4, 0},
-            {(uint8_t *)":scheme", (uint8_t *)"http", 7, 4, 0},
-            {(uint8_t *)":path", (uint8_t *)c->path, 5, strlen(c->path), 0},
-            {(uint8_t *)":authority", (uint8_t *)argv[1], 10, strlen(argv[1]), 0},
-            {(uint8_t *)"content-type", (uint8_t *)"application/grpc", 12, 16, 0},
-            {(uint8_t *)"te", (uint8_t *)"trailers", 2, 8, 0},
-        };
-        nghttp2_data_provider p = {.source.ptr = c, .read_callback = body_read};
-        if (nghttp2_submit_request(s, NULL, h, 6, &p, c) < 0) {
+        if (hc_submit(s, c->path, argv[1], &c->req, c) < 0) {
             fprintf(stderr, "rawclient: cannot submit call %d\n", i + 1);
             return 1;
         }
@@ -218,8 +189,8 @@ int main(int argc, char **argv)
     }
     for (int i = 0; i < ncalls; i++) {
         call *c = &calls[i];
-        printf("call %d: status %s message \"%s\" data %zu rst ", i + 1, c->status, c->message,
-               c->data);
+        printf("call %d: status %s message \"%s\" data %zu rst ", i + 1, c->st.status,
+               c->st.message, c->data);
         if (c->rst < 0)
             printf("-\n");
         else

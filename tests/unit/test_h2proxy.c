@@ -23,6 +23,7 @@
 
 #include <nghttp2/nghttp2.h>
 
+#include "../grpc/h2call.h"
 #include "h2proxy.h"
 #include "net.h"
 
@@ -233,32 +234,13 @@ static hp_stats rig_stop(rig *r)
 /* ---- the client */
 
 typedef struct {
-    const uint8_t *body;
-    size_t len, sent, cut; /* DATA frames of at most cut bytes */
-    char status[16], message[256], echo[8];
+    hc_body req;
+    hc_status st;
+    char echo[8];
     uint8_t *got;
     size_t got_len;
     bool closed;
 } call;
-
-static ssize_t call_read(nghttp2_session *s, int32_t sid, uint8_t *buf, size_t length,
-                         uint32_t *flags, nghttp2_data_source *src, void *ud)
-{
-    (void)s;
-    (void)sid;
-    (void)ud;
-    call *c = src->ptr;
-    size_t n = c->len - c->sent;
-    if (n > length)
-        n = length;
-    if (c->cut > 0 && n > c->cut)
-        n = c->cut;
-    memcpy(buf, c->body + c->sent, n);
-    c->sent += n;
-    if (c->sent == c->len)
-        *flags |= NGHTTP2_DATA_FLAG_EOF;
-    return (ssize_t)n;
-}
 
 static int call_header(nghttp2_session *s, const nghttp2_frame *f, const uint8_t *name, size_t nl,
                        const uint8_t *val, size_t vl, uint8_t flags, void *ud)
@@ -266,13 +248,9 @@ static int call_header(nghttp2_session *s, const nghttp2_frame *f, const uint8_t
     (void)flags;
     (void)ud;
     call *c = nghttp2_session_get_stream_user_data(s, f->hd.stream_id);
-    if (c == NULL)
+    if (c == NULL || hc_status_header(&c->st, name, nl, val, vl))
         return 0;
-    if (nl == 11 && memcmp(name, "grpc-status", 11) == 0)
-        snprintf(c->status, sizeof c->status, "%.*s", (int)vl, (const char *)val);
-    else if (nl == 12 && memcmp(name, "grpc-message", 12) == 0)
-        snprintf(c->message, sizeof c->message, "%.*s", (int)vl, (const char *)val);
-    else if (nl == 6 && memcmp(name, "x-echo", 6) == 0)
+    if (nl == 6 && memcmp(name, "x-echo", 6) == 0)
         snprintf(c->echo, sizeof c->echo, "%.*s", (int)vl, (const char *)val);
     return 0;
 }
@@ -320,17 +298,8 @@ static void run_calls(const char *addr, call *calls, int n)
     nghttp2_session_callbacks_del(cb);
     nghttp2_submit_settings(s, NGHTTP2_FLAG_NONE, NULL, 0);
     for (int i = 0; i < n; i++) {
-        snprintf(calls[i].status, sizeof calls[i].status, "-");
-        nghttp2_nv h[] = {
-            {(uint8_t *)":method", (uint8_t *)"POST", 7, 4, 0},
-            {(uint8_t *)":scheme", (uint8_t *)"http", 7, 4, 0},
-            {(uint8_t *)":path", (uint8_t *)"/t.T/Echo", 5, 9, 0},
-            {(uint8_t *)":authority", (uint8_t *)"t", 10, 1, 0},
-            {(uint8_t *)"content-type", (uint8_t *)"application/grpc", 12, 16, 0},
-            {(uint8_t *)"te", (uint8_t *)"trailers", 2, 8, 0},
-        };
-        nghttp2_data_provider p = {.source.ptr = &calls[i], .read_callback = call_read};
-        REQUIRE(nghttp2_submit_request(s, NULL, h, 6, &p, &calls[i]) > 0);
+        snprintf(calls[i].st.status, sizeof calls[i].st.status, "-");
+        REQUIRE(hc_submit(s, "/t.T/Echo", "t", &calls[i].req, &calls[i]) > 0);
     }
     while (open > 0)
         REQUIREF(peer_round(s, fd, T_MS), "calls did not end (%d open)", open);
@@ -373,9 +342,9 @@ START_TEST(kept_messages_reach_the_server_exactly)
     rig_start(&r, true);
     uint8_t in[512], want[512];
     size_t n = frames(in, mixed, 6), wn = frames(want, kept, 3);
-    call c = {.body = in, .len = n};
+    call c = {.req = {.p = in, .len = n}};
     run_calls(r.addr, &c, 1);
-    ck_assert_str_eq(c.status, "0");
+    ck_assert_str_eq(c.st.status, "0");
     ck_assert_str_eq(c.echo, "yes");
     ck_assert_uint_eq(c.got_len, wn);
     REQUIRE(memcmp(c.got, want, wn) == 0);
@@ -397,10 +366,10 @@ START_TEST(messages_split_at_every_point)
     uint8_t in[512], want[512];
     size_t n = frames(in, mixed, 6), wn = frames(want, kept, 3);
     for (size_t cut = 1; cut <= n; cut++) {
-        call c = {.body = in, .len = n, .cut = cut};
+        call c = {.req = {.p = in, .len = n, .cut = cut}};
         run_calls(r.addr, &c, 1);
-        REQUIREF(strcmp(c.status, "0") == 0 && c.got_len == wn && memcmp(c.got, want, wn) == 0,
-                 "cut %zu: status %s, %zu bytes back", cut, c.status, c.got_len);
+        REQUIREF(strcmp(c.st.status, "0") == 0 && c.got_len == wn && memcmp(c.got, want, wn) == 0,
+                 "cut %zu: status %s, %zu bytes back", cut, c.st.status, c.got_len);
         call_free(&c);
     }
     hp_stats st = rig_stop(&r);
@@ -416,11 +385,11 @@ START_TEST(refused_message_ends_its_call_only)
     static const char *const bad[] = {"k fine", "r refuse this", "k never sent"};
     uint8_t a[256], b[256], want[256];
     size_t an = frames(a, bad, 3), bn = frames(b, kept, 3), wn = frames(want, kept, 3);
-    call c[2] = {{.body = a, .len = an}, {.body = b, .len = bn}};
+    call c[2] = {{.req = {.p = a, .len = an}}, {.req = {.p = b, .len = bn}}};
     run_calls(r.addr, c, 2);
-    ck_assert_str_eq(c[0].status, "13");
-    ck_assert_str_eq(c[0].message, "proxy: refused by the test");
-    ck_assert_str_eq(c[1].status, "0");
+    ck_assert_str_eq(c[0].st.status, "13");
+    ck_assert_str_eq(c[0].st.message, "proxy: refused by the test");
+    ck_assert_str_eq(c[1].st.status, "0");
     ck_assert_uint_eq(c[1].got_len, wn);
     REQUIRE(memcmp(c[1].got, want, wn) == 0);
     hp_stats st = rig_stop(&r);
@@ -438,14 +407,16 @@ START_TEST(malformed_messages)
     static const uint8_t zipped[] = {1, 0, 0, 0, 2, 'k', 'k'};       /* no grpc-encoding */
     static const uint8_t flag[] = {7, 0, 0, 0, 2, 'k', 'k'};         /* flag 7 */
     static const uint8_t big[] = {0, 0, 0x40, 0, 1, 'k'};            /* 4 MiB + 1 */
-    call c[4] = {{.body = cut, .len = sizeof cut}, {.body = zipped, .len = sizeof zipped},
-                 {.body = flag, .len = sizeof flag}, {.body = big, .len = sizeof big}};
+    call c[4] = {{.req = {.p = cut, .len = sizeof cut}},
+                 {.req = {.p = zipped, .len = sizeof zipped}},
+                 {.req = {.p = flag, .len = sizeof flag}},
+                 {.req = {.p = big, .len = sizeof big}}};
     run_calls(r.addr, c, 4);
-    ck_assert_str_eq(c[0].status, "13");
-    ck_assert_str_eq(c[0].message, "proxy: the client's stream ended inside a message");
-    ck_assert_str_eq(c[1].status, "13");
-    ck_assert_str_eq(c[2].status, "13");
-    ck_assert_str_eq(c[3].status, "8");
+    ck_assert_str_eq(c[0].st.status, "13");
+    ck_assert_str_eq(c[0].st.message, "proxy: the client's stream ended inside a message");
+    ck_assert_str_eq(c[1].st.status, "13");
+    ck_assert_str_eq(c[2].st.status, "13");
+    ck_assert_str_eq(c[3].st.status, "8");
     hp_stats st = rig_stop(&r);
     ck_assert_uint_eq(st.calls_failed, 4);
     for (int i = 0; i < 4; i++)
@@ -459,10 +430,10 @@ START_TEST(server_not_there_is_unavailable)
     rig_start(&r, false);
     uint8_t in[256];
     size_t n = frames(in, kept, 3);
-    call c = {.body = in, .len = n};
+    call c = {.req = {.p = in, .len = n}};
     run_calls(r.addr, &c, 1);
-    ck_assert_str_eq(c.status, "14");
-    REQUIREF(strstr(c.message, "cannot connect") != NULL, "message: %s", c.message);
+    ck_assert_str_eq(c.st.status, "14");
+    REQUIREF(strstr(c.st.message, "cannot connect") != NULL, "message: %s", c.st.message);
     rig_stop(&r);
     call_free(&c);
 }
@@ -485,10 +456,12 @@ static uint64_t allocations_for(size_t n)
     size_t sizes[2] = {1000, n};
     for (int k = 0; k < 2; k++) {
         /* DATA frames of whole messages, as most senders cut them */
-        call c = {.body = in, .len = sizes[k] * (5 + MSG), .cut = 16384 / (5 + MSG) * (5 + MSG)};
+        call c = {.req = {.p = in,
+                          .len = sizes[k] * (5 + MSG),
+                          .cut = 16384 / (5 + MSG) * (5 + MSG)}};
         run_calls(r.addr, &c, 1);
-        REQUIREF(strcmp(c.status, "0") == 0 && c.got_len == 0,
-                 "status %s, %zu bytes back", c.status, c.got_len);
+        REQUIREF(strcmp(c.st.status, "0") == 0 && c.got_len == 0,
+                 "status %s, %zu bytes back", c.st.status, c.got_len);
         call_free(&c);
     }
     hp_stats st = rig_stop(&r);
