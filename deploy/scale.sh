@@ -34,23 +34,12 @@ PY=/usr/bin/python3
 command -v haproxy >/dev/null || { echo "$me: needs haproxy (scripts/deps.sh installs it)" >&2; exit 2; }
 $PY -c 'import grpc' 2>/dev/null || { echo "$me: needs python3-grpcio for $PY" >&2; exit 2; }
 
-tmp=$(mktemp -d)
-pids=()
-cleanup() {
-    for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-    wait 2>/dev/null
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
+. "$here/../tests/grpc/procs.sh"
 fail() { echo "$me: $*" >&2; exit 1; }
 
 # A free loopback port: bound by the kernel, then released (HAProxy binds
 # it at once; a race with another program is possible but unlikely).
 free_port() { $PY -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-wait_for() { # wait_for FILE PATTERN: at most 10 s
-    for _ in $(seq 1 500); do grep -q "$2" "$1" 2>/dev/null && return 0; sleep 0.02; done
-    return 1
-}
 
 "$demo" gen --count 60 --seed 7 >"$tmp/frames" || exit 2
 "$demo" judge <"$tmp/frames" >"$tmp/verdicts" || exit 2

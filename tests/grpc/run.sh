@@ -20,20 +20,14 @@ raw=${2:?usage: $me PATH/TO/triage-demo PATH/TO/rawclient}
 [ -x "$demo" ] || { echo "$me: $demo is not executable" >&2; exit 2; }
 [ -x "$raw" ] || { echo "$me: $raw is not executable" >&2; exit 2; }
 PY=/usr/bin/python3
-peer="$(cd "$(dirname "$0")" && pwd)/peer.py"
+here=$(cd "$(dirname "$0")" && pwd)
+peer=$here/peer.py
 if ! $PY -c 'import grpc' 2>/dev/null; then
     echo "$me: needs python3-grpcio for $PY (scripts/deps.sh installs it)" >&2
     exit 2
 fi
 
-tmp=$(mktemp -d)
-pids=()
-cleanup() {
-    for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-    wait 2>/dev/null
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
+. "$here/procs.sh"
 
 log=$tmp/log
 : >"$log"
@@ -64,11 +58,7 @@ start_server() {
     timeout -k 2 120 $PY "$peer" server --port-file "$tmp/$1.port" --frames "$tmp/frames" \
         >"$tmp/$1.log" 2>&1 &
     pids+=($!)
-    for _ in $(seq 1 500); do
-        [ -s "$tmp/$1.port" ] && break
-        sleep 0.02
-    done
-    [ -s "$tmp/$1.port" ] || { say "FAIL server $1 did not start"; cat "$tmp/$1.log"; return 1; }
+    wait_for "$tmp/$1.port" . || { say "FAIL server $1 did not start"; cat "$tmp/$1.log"; return 1; }
     eval "port_$1=$(cat "$tmp/$1.port")"
 }
 
@@ -81,11 +71,7 @@ start_proxy() {
     local pid=$!
     pids+=($pid)
     eval "wpid_$name=$pid"
-    for _ in $(seq 1 500); do
-        grep -q '^listening ' "$tmp/$name.out" 2>/dev/null && break
-        sleep 0.02
-    done
-    grep -q '^listening ' "$tmp/$name.out" || { say "FAIL proxy $name did not start"; cat "$tmp/$name.err"; return 1; }
+    wait_for "$tmp/$name.out" '^listening ' || { say "FAIL proxy $name did not start"; cat "$tmp/$name.err"; return 1; }
     eval "addr_$name=$(sed -n 's/^listening //p' "$tmp/$name.out")"
     # the proxy itself, for signals (timeout would forward a TERM twice, and
     # kill the proxy 2 s later)
