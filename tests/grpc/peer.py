@@ -155,6 +155,18 @@ def serve(args):
 
 # ---- the client: every check
 
+def read_until_error(it):
+    """A streaming call's responses until it ends, and the RpcError that
+    ended it (None when it ended OK)."""
+    got = []
+    try:
+        for r in it:
+            got.append(r)
+    except grpc.RpcError as e:
+        return got, e
+    return got, None
+
+
 class Checks:
     def __init__(self):
         self.passed = self.failed = 0
@@ -319,13 +331,10 @@ def client(args):
             "%d -> %d" % (before, after))
 
     # the server cancels: its reset reaches the client
-    it = m("us", "Cancel")(a_kept, timeout=T)
-    got = []
-    try:
-        for r in it:
-            got.append(r)
+    got, e = read_until_error(m("us", "Cancel")(a_kept, timeout=T))
+    if e is None:
         t.check("server cancels: the client sees CANCELLED", False, "stream ended OK")
-    except grpc.RpcError as e:
+    else:
         t.check("server cancels: the client sees CANCELLED after %d messages" % len(got),
                 e.code() == grpc.StatusCode.CANCELLED, "%s %s" % (e.code().name, e.details()))
 
@@ -382,14 +391,10 @@ def client(args):
                 fst.result(timeout=T + 10) == [a_kept] * 3000)
 
     # the server dies mid-stream: the client gets UNAVAILABLE
-    die = m("us", "Die")
-    it = die(a_kept, timeout=T)
-    got = []
-    try:
-        for r in it:
-            got.append(r)
+    got, e = read_until_error(m("us", "Die")(a_kept, timeout=T))
+    if e is None:
         t.check("server dies mid-stream: UNAVAILABLE", False, "stream ended OK")
-    except grpc.RpcError as e:
+    else:
         t.check("server dies mid-stream: UNAVAILABLE after the kept messages before it",
                 e.code() == grpc.StatusCode.UNAVAILABLE and
                 got == [p for p, k in zip(pool[:5], verdicts[:5]) if k],
