@@ -46,9 +46,7 @@ endif
 SCAN_NAMES := $(OPTICS:%=tr_scan_%)
 GEN_NAMES := tr_model tr_encode tr_decode tr_validate tr_random tr_optics_model $(GEN_EXTRA) $(SCAN_NAMES)
 GEN_C := $(GEN_NAMES:%=$(GEN)/%.c)
-GEN_H := $(GEN)/tr_model.h
 GEN_STAMP := $(GEN)/.stamp
-GENERATOR := $(wildcard gen/trgen/*.py gen/templates/*.j2)
 
 RUNTIME_SRC := $(sort $(wildcard runtime/*.c))
 DEMO_LIB_SRC := demo/issues.c demo/readers.c demo/pipe.c demo/verify.c
@@ -84,6 +82,10 @@ BENCH_DEFS += -DTR_HAVE_CJSON
 BENCH_LIBS += $(shell pkg-config --libs libcjson)
 endif
 
+# No built-in rules: every file is made by a rule written here.
+MAKEFLAGS += --no-builtin-rules
+.SUFFIXES:
+
 .PHONY: all gen deps demo test test-unit test-gen test-san bench bench-quick clean
 .DELETE_ON_ERROR:
 .SECONDARY:
@@ -95,21 +97,38 @@ deps:
 
 gen: $(GEN_STAMP)
 
-# One generator run writes every file; the stamp stands for all of them. The
-# generator rewrites only the files whose text changed, and writes nothing on
-# a schema error.
-$(GEN_STAMP): $(SCHEMA) $(GENERATOR) | deps
+# One generator run writes every file. Each generated file depends on what
+# it is written from: the schema, the generator's Python, base.j2 and
+# dispatch.j2, and its own template. So after one template is touched, make
+# (and make -n) rebuilds only what that template's files feed. The first
+# out-of-date file runs the generator; the others see it ran after their
+# prerequisites changed ($(GEN)/.ran); each is then touched. The generator
+# writes nothing on a schema error. $(GEN_STAMP): every file is up to date.
+GEN_COMMON := $(SCHEMA) $(wildcard gen/trgen/*.py) gen/templates/base.j2 gen/templates/dispatch.j2
+GEN_FILES := optics.mk tr_model.h tr_model.c tr_encode.c tr_decode.c tr_validate.c tr_random.c \
+             tr_optics.h tr_optics_model.c $(GEN_EXTRA:%=%.c) $(SCAN_NAMES:%=%.re)
+$(GEN)/tr_model.h: gen/templates/model.h.j2
+$(GEN)/tr_model.c: gen/templates/model.c.j2
+$(GEN)/tr_encode.c: gen/templates/encode.c.j2
+$(GEN)/tr_decode.c $(GEN)/tr_validate.c: gen/templates/decode.c.j2
+$(GEN)/tr_random.c: gen/templates/random.c.j2
+$(GEN)/tr_optics.h: gen/templates/optics.h.j2
+$(GEN)/tr_optics_model.c: gen/templates/optics_model.c.j2
+$(GEN)/tr_optics_table.c: gen/templates/optics_table.c.j2
+$(GEN)/tr_scan_%.re: gen/templates/scan.re.j2 $(GEN_COMMON) | deps
+	$(run_generator)
+$(filter-out $(GEN)/tr_scan_%.re,$(GEN_FILES:%=$(GEN)/%)): $(GEN_COMMON) | deps
+	$(run_generator)
+define run_generator
 	@mkdir -p $(GEN)
-	$(call say,GEN,$(GEN))
-	$(Q)PYTHONPATH=gen $(PYTHON) -m trgen $(SCHEMA) $(GEN)
+	@if [ ! -e $(GEN)/.ran ] || [ -n "$$(find $? -newer $(GEN)/.ran 2>/dev/null)" ]; then \
+	  $(if $(Q),printf '  %-4s %s\n' GEN $(GEN);) \
+	  PYTHONPATH=gen $(PYTHON) -m trgen $(SCHEMA) $(GEN) && touch $(GEN)/.ran; fi
 	@touch $@
+endef
 
-# A recipe, even an empty one, lets make notice a file changed (optics.mk:
-# and re-read it). A generated file the generator did not rewrite keeps its
-# time, so what is built from it is not rebuilt.
-$(GEN)/optics.mk $(GEN_H) $(filter-out $(SCAN_NAMES:%=$(GEN)/%.c),$(GEN_C)) \
-  $(SCAN_NAMES:%=$(GEN)/%.re): $(GEN_STAMP)
-	@:
+$(GEN_STAMP): $(GEN_FILES:%=$(GEN)/%)
+	@touch $@
 
 # The rules the demo judges with when given none, built into it.
 DEFAULT_RULES ?= schema/default.rules
@@ -336,4 +355,7 @@ clean:
 	rm -rf build
 
 # What each object and program was built from, as the compiler listed it.
+# The compiler writes them; no rule does (else make would look for one, even
+# through make's built-in rules, and run it under make -n).
 -include $(wildcard $(BUILD)/obj/*/*.d $(BUILD)/tests/*.d $(BUILD)/bin/*.d)
+%.d: ;
