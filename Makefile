@@ -220,7 +220,13 @@ bench:
 bench-quick:
 	MAKE="$(MAKE)" BUILD="$(BUILD)" scripts/bench.sh --quick
 
-test: test-gen test-unit test-san bench-quick fuzz-smoke test-models test-grpc test-scale test-install
+# Every part runs, in this order, even after one fails; the last line says
+# how many passed and failed (scripts/test_parts.sh), and the exit status is
+# non-zero when any failed.
+TEST_PARTS := test-gen test-unit test-san bench-quick fuzz-smoke test-models test-grpc test-scale \
+              test-install
+test:
+	@scripts/test_parts.sh "$(MAKE)" $(TEST_PARTS)
 
 include mk/grpc.mk
 include mk/scale.mk
