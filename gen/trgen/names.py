@@ -177,6 +177,21 @@ def comment_text(s: str) -> str:
     return s.replace("*/", "* /").replace("/*", "/ *").replace("??", "?\\?")
 
 
+def _needs_escape(ch: str) -> bool:
+    """JSON writes ch only escaped: a '"', a '\\' or a control character."""
+    return ch in '"\\' or ord(ch) < 0x20
+
+
+def _re2c_bytes(s: str) -> list:
+    """The bytes of s as a re2c "..." literal holds them: letters, digits and
+    '_' as they are, any other byte \\xNN."""
+    out = []
+    for b in s.encode("utf-8"):
+        ch = chr(b)
+        out.append(ch if ch.isascii() and (ch.isalnum() or ch == "_") else f"\\x{b:02X}")
+    return out
+
+
 def re2c_prefixes(keys) -> list:
     """re2c literals for '"' followed by each prefix of each key (the empty
     one included) as the key is written with no escapes, up to the first
@@ -186,19 +201,12 @@ def re2c_prefixes(keys) -> list:
     of them. Distinct, shortest first."""
     out = []
     for k in keys:
-        lit = ['"\\"']
-        pieces = [""]
-        for ch in k:
-            if ch in '"\\' or ord(ch) < 0x20:
-                break
-            for b in ch.encode("utf-8"):
-                c = chr(b)
-                lit_ch = c if c.isascii() and (c.isalnum() or c == "_") else f"\\x{b:02X}"
-                pieces.append(pieces[-1] + lit_ch)
-        for piece in pieces:
-            s = '"\\"' + piece + '"'
-            if s not in out:
-                out.append(s)
+        plain = next((k[:at] for at, ch in enumerate(k) if _needs_escape(ch)), k)
+        pieces = _re2c_bytes(plain)
+        for n in range(len(pieces) + 1):
+            lit = '"\\"' + "".join(pieces[:n]) + '"'
+            if lit not in out:
+                out.append(lit)
     return sorted(out, key=len)
 
 
@@ -208,11 +216,6 @@ def re2c_string(s: str):
     (a '"', a '\\' or a control character: the message's spelling then holds
     a backslash, which the scanners read on their slow path). Bytes other
     than letters, digits and '_' are written \\xNN."""
-    if any(ch in '"\\' or ord(ch) < 0x20 for ch in s):
+    if any(_needs_escape(ch) for ch in s):
         return None
-    out = ['"\\"']
-    for b in s.encode("utf-8"):
-        ch = chr(b)
-        out.append(ch if ch.isascii() and (ch.isalnum() or ch == "_") else f"\\x{b:02X}")
-    out.append('\\""')
-    return "".join(out)
+    return '"\\"' + "".join(_re2c_bytes(s)) + '\\""'
