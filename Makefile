@@ -4,7 +4,8 @@
 #   make gen      only generate build/gen/ from schema/issue.schema (SCHEMA=FILE: another)
 #   make demo     run the demo (installs missing Debian packages first)
 #   make test     every test, then the same unit tests under ASan and UBSan
-#   make bench    the benchmarks, and their page bench/RESULTS.md with plots
+#   make bench    the benchmarks, their page and plots, into build/bench
+#   make bench-publish  that run becomes the tracked page bench/RESULTS.md
 #   make install  PREFIX=DIR [DESTDIR=D]: the library, its headers, triage.pc and the
 #                 programs (mk/install.mk, docs/library.md); make test-install tries it
 #   make scale-demo  proxies behind HAProxy under load (mk/scale.mk); make test-scale checks it
@@ -54,7 +55,11 @@ DEMO_SRC := $(filter-out $(DEMO_LIB_SRC),$(sort $(wildcard demo/*.c)))
 TEST_SRC := $(sort $(wildcard tests/unit/test_*.c))
 BENCH_SRC := $(sort $(wildcard bench/*.c))
 
-RUNTIME_OBJ := $(RUNTIME_SRC:runtime/%.c=$(BUILD)/obj/runtime/%.o)
+# The runtime includes no generated header, so the builds of other schemas
+# (test-models) link the runtime objects of the build with the same flags
+# (RT_BUILD) instead of compiling their own.
+RT_BUILD ?= $(BUILD)
+RUNTIME_OBJ := $(RUNTIME_SRC:runtime/%.c=$(RT_BUILD)/obj/runtime/%.o)
 GEN_OBJ := $(GEN_NAMES:%=$(BUILD)/obj/gen/%.o)
 DEMO_LIB_OBJ := $(DEMO_LIB_SRC:demo/%.c=$(BUILD)/obj/demo/%.o) $(BUILD)/obj/gen/tr_default_rules.o
 DEMO_OBJ := $(DEMO_SRC:demo/%.c=$(BUILD)/obj/demo/%.o)
@@ -86,7 +91,7 @@ endif
 MAKEFLAGS += --no-builtin-rules
 .SUFFIXES:
 
-.PHONY: all gen deps demo test test-unit test-gen test-san bench bench-quick clean
+.PHONY: all gen deps demo test test-unit test-gen test-san bench bench-publish bench-quick clean
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -144,7 +149,7 @@ $(GEN)/tr_scan_%.c: $(GEN)/tr_scan_%.re
 
 # Objects wait for the generator (order only: the generated headers must
 # exist); what they depend on is in their .d files.
-$(BUILD)/obj/runtime/%.o: runtime/%.c | $(GEN_STAMP)
+$(RT_BUILD)/obj/runtime/%.o: runtime/%.c | $(GEN_STAMP)
 	@mkdir -p $(@D)
 	$(call say,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
@@ -200,33 +205,54 @@ test-gen: deps
 	PYTHONPATH=gen $(PYTHON) -m unittest discover -s gen/tests -q
 	tests/schema/run.sh
 
-test-unit: all $(TEST_BIN)
+test-unit: test-unit-build
 	@set -e; for t in $(TEST_BIN); do echo "== $$t"; $$t; done
 	tests/e2e/run.sh $(BUILD)/triage-demo
 	tests/e2e/reliability.sh $(BUILD)/triage-demo
 
-test-san:
-	$(MAKE) BUILD=build/san OPT=-O1 CC=clang \
-	  SANFLAGS="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" \
-	  test-unit
+# The sanitizer build: clang, ASan and UBSan, in build/san (test-san,
+# test-grpc). $(san_make) TARGET makes TARGET there.
+SAN_BUILD := build/san
+SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+san_make = $(MAKE) --no-print-directory BUILD=$(SAN_BUILD) OPT=-O1 CC=clang SANFLAGS="$(SAN_FLAGS)"
 
-# Every benchmark, then bench/results/latest.json, bench/RESULTS.md and the
+test-san:
+	$(san_make) test-unit
+
+# Every benchmark, into build/bench: latest.json, the page RESULTS.md and the
 # plots (installs the bench's Debian packages first: scripts/deps.sh --bench).
+# make bench-publish then makes that run the tracked page: bench/RESULTS.md
+# and bench/results/ (nothing else writes them).
 bench:
 	MAKE="$(MAKE)" BUILD="$(BUILD)" scripts/bench.sh
+
+bench-publish:
+	scripts/bench.sh --publish
 
 # The same in quick mode, into build/bench-quick: make test runs it so the
 # benchmarks and the page cannot rot.
 bench-quick:
 	MAKE="$(MAKE)" BUILD="$(BUILD)" scripts/bench.sh --quick
 
-# Every part runs, in this order, even after one fails; the last line says
-# how many passed and failed (scripts/test_parts.sh), and the exit status is
-# non-zero when any failed.
-TEST_PARTS := test-gen test-unit test-san bench-quick fuzz-smoke test-models test-grpc test-scale \
-              test-install
+# make test: first test-build builds what every part runs (make -j, so both
+# cores compile), then the parts run TEST_JOBS at a time, the longest first,
+# each into its log under build/test-logs (scripts/test_parts.sh). One line
+# as each part ends, a failed part's log, and the last line "make test: N
+# passed, M failed". Every part runs even after one fails; the exit status
+# is non-zero when any failed. A part made alone builds what it needs.
+TEST_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+TEST_PARTS := test-san test-models test-unit test-gen fuzz-smoke test-grpc bench-quick \
+              test-install test-scale
 test:
-	@scripts/test_parts.sh "$(MAKE)" $(TEST_PARTS)
+	@scripts/test_parts.sh "$(MAKE)" $(TEST_JOBS) build/test-logs test-build $(TEST_PARTS)
+
+.PHONY: test-build test-unit-build
+test-unit-build: all $(TEST_BIN)
+
+test-build: test-unit-build $(BUILD)/tests/rawclient
+	$(san_make) test-unit-build $(SAN_BUILD)/tests/rawclient
+	$(MAKE) --no-print-directory fuzz-build
+	$(MAKE) --no-print-directory models-build
 
 include mk/grpc.mk
 include mk/scale.mk
@@ -235,20 +261,31 @@ include mk/install.mk
 # ---- any schema: every tests/models/*.schema generated, built (gcc, and
 # clang for the fuzzers), and put through what holds for any schema: the
 # generic suite (tests/unit/test_model.c) and model.h's fuzz harnesses.
-# Objects under build/models/<name>. One schema: make model-check SCHEMA=F BUILD=D
+# Objects under build/models/<name>; the runtime's are the main build's and
+# the fuzz build's (RT_BUILD, FUZZ_RT), compiled once. One schema:
+# make model-check SCHEMA=F BUILD=D [FUZZ_DIR=D/fuzz]
 MODELS := $(sort $(wildcard tests/models/*.schema))
-.PHONY: test-models model-check model-fuzz-bins
+.PHONY: test-models models-build model-check model-build model-fuzz-bins
+
+# for_models TARGET: TARGET made for each schema, one after another.
+for_models = @set -e; for m in $(MODELS); do n=$$(basename $$m .schema); \
+	  echo "== schema $$m"; \
+	  $(MAKE) --no-print-directory SCHEMA=$$m BUILD=build/models/$$n RT_BUILD=$(BUILD) \
+	    FUZZ_DIR=build/models/$$n/fuzz FUZZ_RT=$(FUZZ_DIR) $(1); done
 
 test-models:
-	@set -e; for m in $(MODELS); do n=$$(basename $$m .schema); \
-	  echo "== schema $$m"; \
-	  $(MAKE) --no-print-directory SCHEMA=$$m BUILD=build/models/$$n \
-	    FUZZ_DIR=build/models/$$n/fuzz model-check; done
+	$(call for_models,model-check)
 
-model-check: $(MODEL_TESTS)
+models-build:
+	$(call for_models,model-build)
+
+FUZZ_RT ?= $(FUZZ_DIR)
+model-build: $(MODEL_TESTS)
+	$(MAKE) --no-print-directory BUILD=$(FUZZ_DIR) RT_BUILD=$(FUZZ_RT) OPT=-O1 CC=$(FUZZ_CC) \
+	  SANFLAGS="$(FUZZ_SAN)" MODEL_ONLY=1 model-fuzz-bins
+
+model-check: model-build
 	@set -e; for t in $(MODEL_TESTS); do $$t; done
-	$(MAKE) --no-print-directory BUILD=$(FUZZ_DIR) OPT=-O1 CC=$(FUZZ_CC) SANFLAGS="$(FUZZ_SAN)" \
-	  MODEL_ONLY=1 model-fuzz-bins
 	rm -rf $(FUZZ_DIR)/seeds
 	ASAN_OPTIONS=detect_leaks=0 $(FUZZ_DIR)/bin/seeds $(FUZZ_DIR)/seeds
 	$(MAKE) -k --no-print-directory $(MODEL_FUZZ:%=fuzz-smoke-%)
@@ -363,5 +400,6 @@ clean:
 # What each object and program was built from, as the compiler listed it.
 # The compiler writes them; no rule does (else make would look for one, even
 # through make's built-in rules, and run it under make -n).
--include $(wildcard $(BUILD)/obj/*/*.d $(BUILD)/tests/*.d $(BUILD)/bin/*.d)
+-include $(wildcard $(BUILD)/obj/*/*.d $(BUILD)/tests/*.d $(BUILD)/bin/*.d \
+  $(if $(filter-out $(BUILD),$(RT_BUILD)),$(RT_BUILD)/obj/runtime/*.d))
 %.d: ;

@@ -12,11 +12,9 @@ test-grpc: all $(BUILD)/tests/rawclient
 # A client that sends what gRPC libraries never send (malformed messages).
 $(BUILD)/tests/rawclient: tests/grpc/rawclient.c $(RUNTIME_OBJ)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $< $(RUNTIME_OBJ) -o $@ $(LDFLAGS) $(LDLIBS)
+	$(call say,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $< $(RUNTIME_OBJ) -o $@ $(LDFLAGS) $(LDLIBS)
 
-GRPC_SAN_BUILD ?= build/san
 test-grpc-san:
-	$(MAKE) --no-print-directory BUILD=$(GRPC_SAN_BUILD) OPT=-O1 CC=clang \
-	  SANFLAGS="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" \
-	  $(GRPC_SAN_BUILD)/triage-demo $(GRPC_SAN_BUILD)/tests/rawclient
-	tests/grpc/run.sh $(GRPC_SAN_BUILD)/triage-demo $(GRPC_SAN_BUILD)/tests/rawclient
+	$(san_make) $(SAN_BUILD)/triage-demo $(SAN_BUILD)/tests/rawclient
+	tests/grpc/run.sh $(SAN_BUILD)/triage-demo $(SAN_BUILD)/tests/rawclient

@@ -1,11 +1,14 @@
 #!/usr/bin/env python3
 """bench_report.py: the results page from triage-bench's --json lines.
 
-    scripts/bench_report.py bench/results/latest.json bench/RESULTS.md bench/results
+    scripts/bench_report.py build/bench/latest.json build/bench/RESULTS.md build/bench
+    scripts/bench_report.py --facts build/bench/run.json
 
 Writes the Markdown page (tables: ours against the peers, the issues' targets,
 the size sweep, every other benchmark) and the data files bench/plot.gp draws
-(peers.dat, sweep.dat). Standard library only. Figures are ratios against our
+(peers.dat, sweep.dat); the page's facts about the run (machine, time,
+commit, compilers) come from run.json beside the JSON lines when it is there
+(--facts writes it). Standard library only. Figures are ratios against our
 decode in the same run first, absolute ns second: the machines are shared.
 """
 import json
@@ -214,8 +217,31 @@ def grpc_section(w, rows):
                            ", ".join(str(r["streams"]) for r in opt), opt[0]["messages"]))
 
 
+def run_facts():
+    """What the page says about the run: the machine, when, which commit, the
+    compilers. scripts/bench.sh records them (--facts) beside latest.json when it
+    runs the bench, so a page published later still tells the run's."""
+    first = lambda s, none: s.splitlines()[0] if s else none  # noqa: E731
+    return {"machine": machine(),
+            "run": time.strftime("%Y-%m-%d %H:%M %Z"),
+            "commit": cmd("git", "rev-parse", "--short", "HEAD") or "unknown",
+            "compilers": "%s; %s" % (first(cmd("cc", "--version"), "cc ?"),
+                                     first(cmd("g++", "--version"), "no g++"))}
+
+
 def main():
+    if sys.argv[1] == "--facts":
+        with open(sys.argv[2], "w") as f:
+            json.dump(run_facts(), f)
+            f.write("\n")
+        return
     src, page, outdir = sys.argv[1], sys.argv[2], sys.argv[3]
+    facts_file = os.path.join(os.path.dirname(src), "run.json")
+    if os.path.exists(facts_file):
+        with open(facts_file) as f:
+            facts = json.load(f)
+    else:
+        facts = run_facts()
     rows = []
     with open(src) as f:
         for line in f:
@@ -232,14 +258,13 @@ def main():
     out = []
     w = out.append
     w("# Benchmark results\n")
-    w("Written by `make bench` (scripts/bench.sh) from `%s`, the " % src +
-      "`triage-bench --json` lines of one run. Rerun with `make bench`; for one benchmark, "
+    w("Written by `make bench-publish` (scripts/bench.sh) from `%s`, the " % src +
+      "`triage-bench --json` lines of one `make bench` run. Rerun with `make bench` (into "
+      "`build/bench/`), then `make bench-publish`; for one benchmark, "
       "`build/triage-bench peers` (or `sweep`, `triage`).\n")
-    w("- machine: %s" % machine())
-    w("- run: %s, commit %s" % (time.strftime("%Y-%m-%d %H:%M %Z"),
-                                cmd("git", "rev-parse", "--short", "HEAD") or "unknown"))
-    w("- compilers: %s; %s" % (cmd("cc", "--version").splitlines()[0] if cmd("cc", "--version") else "cc ?",
-                              cmd("g++", "--version").splitlines()[0] if cmd("g++", "--version") else "no g++"))
+    w("- machine: %s" % facts["machine"])
+    w("- run: %s, commit %s" % (facts["run"], facts["commit"]))
+    w("- compilers: %s" % facts["compilers"])
     impls = sorted({"%s: %s" % (r["case"], r["impl"]) for r in rows
                     if r.get("bench") == "peers" and r.get("impl") and r["case"] in ("optics", "simdjson-ondemand")})
     if impls:
