@@ -334,7 +334,8 @@ $(BUILD)/bin/mkcorpus: tests/fuzz/corpus.c $(LIB_OBJ)
 	$(call say,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $< $(LIB_OBJ) -o $@ $(LDFLAGS) $(LDLIBS)
 
-fuzz-build: all
+# The seeds are cut from what the gcc build's triage-demo generates.
+fuzz-build: deps $(BUILD)/triage-demo
 	$(MAKE) BUILD=$(FUZZ_DIR) OPT=-O1 CC=$(FUZZ_CC) SANFLAGS="$(FUZZ_SAN)" fuzz-bins
 	rm -rf $(FUZZ_DIR)/seeds
 	ASAN_OPTIONS=detect_leaks=0 $(FUZZ_DIR)/bin/seeds $(FUZZ_DIR)/seeds
