@@ -187,7 +187,7 @@ $(BUILD)/triage-bench: $(BENCH_OBJ) $(BENCH_CXX_OBJ) $(filter-out $(BUILD)/obj/d
 $(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJ)
 	@mkdir -p $(@D)
 	$(call say,CC,$@)
-	$(Q)$(CC) $(CFLAGS) -Itests/unit $< $(LIB_OBJ) -o $@ $(LDFLAGS) $(CHECK_LIBS) $(LDLIBS)
+	$(Q)$(CC) $(CFLAGS) -Itests/unit $< $(filter %.o,$^) -o $@ $(LDFLAGS) $(CHECK_LIBS) $(LDLIBS)
 
 # The suite that holds for any schema links the runtime and the generated
 # code alone, so it builds for schemas the demo cannot run on.
@@ -260,10 +260,10 @@ include mk/install.mk
 
 # ---- any schema: every tests/models/*.schema generated, built (gcc, and
 # clang for the fuzzers), and put through what holds for any schema: the
-# generic suite (tests/unit/test_model.c) and model.h's fuzz harnesses.
-# Objects under build/models/<name>; the runtime's are the main build's and
-# the fuzz build's (RT_BUILD, FUZZ_RT), compiled once. One schema:
-# make model-check SCHEMA=F BUILD=D [FUZZ_DIR=D/fuzz]
+# generic suite (tests/unit/test_model.c) and the fuzz harnesses of
+# tests/fuzz/fuzz_model.c. Objects under build/models/<name>; the runtime's
+# are the main build's and the fuzz build's (RT_BUILD, FUZZ_RT), compiled
+# once. One schema: make model-check SCHEMA=F BUILD=D [FUZZ_DIR=D/fuzz]
 MODELS := $(sort $(wildcard tests/models/*.schema))
 .PHONY: test-models models-build model-check model-build model-fuzz-bins
 
@@ -290,13 +290,16 @@ model-check: model-build
 	ASAN_OPTIONS=detect_leaks=0 $(FUZZ_DIR)/bin/seeds $(FUZZ_DIR)/seeds
 	$(MAKE) -k --no-print-directory $(MODEL_FUZZ:%=fuzz-smoke-%)
 
-# ---- fuzzing (tests/fuzz): one libFuzzer binary per harness of
-# tests/fuzz/harness.h, built with clang from the same sources as everything
-# else (objects in build/fuzz/obj, through the rules above), into
-# build/fuzz/bin. Seeds are generated at fuzz time into build/fuzz/seeds
-# (`triage-demo gen` split by tests/fuzz/corpus.c, plus its handmade
-# THREATS.md cases) and never committed; what the fuzzers find grows
-# build/fuzz/corpus/<harness>, crashes land in build/fuzz/artifacts.
+# ---- fuzzing (tests/fuzz): one libFuzzer binary per build, bin/fuzz,
+# holds every harness; each runs as bin/fuzz_<harness>, a link to it (the
+# driver picks the harness by the name it runs under). The harness files
+# (tests/fuzz/fuzz.h lists them) are each compiled once, with clang, into
+# build/fuzz/obj/fuzz, beside the objects of everything else (built from
+# the same sources, through the rules above). Seeds are generated at fuzz
+# time into build/fuzz/seeds (`triage-demo gen` split by
+# tests/fuzz/corpus.c, plus its handmade THREATS.md cases) and never
+# committed; what the fuzzers find grows build/fuzz/corpus/<harness>,
+# crashes land in build/fuzz/artifacts.
 #   make fuzz [FUZZ_SECONDS=N]   each harness for N seconds (default 60);
 #                                make -jK fuzz runs K at a time
 #   make fuzz-smoke              each for FUZZ_SMOKE_RUNS runs (make test)
@@ -325,28 +328,50 @@ FUZZ_ARGS = -max_len=$(FUZZ_MAX_LEN) -artifact_prefix=$(FUZZ_DIR)/artifacts/$*- 
 # Inside the clang sub-make (BUILD=build/fuzz).
 fuzz-bins: $(BUILD)/bin/mkcorpus $(BUILD)/bin/seeds $(FUZZ_NAMES:%=$(BUILD)/bin/fuzz_%)
 
-# The same for a schema the demo does not run on (MODEL_ONLY=1): model.h's
-# harnesses alone, linked with the runtime and the generated code only.
+# The same for a schema the demo does not run on (MODEL_ONLY=1): the model
+# and scan_<optic> harnesses alone, linked with the runtime and the
+# generated code only.
 model-fuzz-bins: $(BUILD)/bin/seeds $(MODEL_FUZZ:%=$(BUILD)/bin/fuzz_%)
-FUZZ_OBJ = $(if $(MODEL_ONLY),$(MODEL_OBJ),$(LIB_OBJ))
 FUZZ_DEFS = $(if $(MODEL_ONLY),-DFZ_MODEL_ONLY)
+
+# The harnesses' objects: fuzz_model.o holds for any schema, the others
+# need the demo's. tests/unit/test_verify replays tests/regression through
+# the demo's table, and test_rules uses the rules harness's schema.
+FUZZ_MODEL_OBJ := $(BUILD)/obj/fuzz/fuzz_model.o
+FUZZ_DEMO_OBJ := $(FUZZ_MODEL_OBJ) $(patsubst %,$(BUILD)/obj/fuzz/%.o,harness fuzz_wire \
+                 fuzz_decode fuzz_judge fuzz_rules)
+FUZZ_OBJ = $(BUILD)/obj/fuzz/fuzz.o \
+           $(if $(MODEL_ONLY),$(FUZZ_MODEL_OBJ) $(MODEL_OBJ),$(FUZZ_DEMO_OBJ) $(LIB_OBJ))
+$(BUILD)/tests/test_verify: $(FUZZ_DEMO_OBJ)
+$(BUILD)/tests/test_rules: $(BUILD)/obj/fuzz/fuzz_rules.o
+
+$(BUILD)/obj/fuzz/%.o: tests/fuzz/%.c | $(GEN_STAMP)
+	@mkdir -p $(@D)
+	$(call say,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $(FUZZ_DEFS) -c $< -o $@
+
+$(BUILD)/bin/fuzz: $(FUZZ_OBJ)
+	@mkdir -p $(@D)
+	$(call say,LINK,$@)
+	$(Q)$(CC) $(LDFLAGS) -fsanitize=fuzzer $(FUZZ_OBJ) -o $@ $(LDLIBS)
+
+# Named one by one, not by a pattern, which would also match the
+# bin/fuzz_*.d files an older build directory may hold.
+$(FUZZ_NAMES:%=$(BUILD)/bin/fuzz_%): $(BUILD)/bin/fuzz
+	$(Q)ln -sf fuzz $@
 
 $(BUILD)/bin/seeds: tests/fuzz/seeds.c $(MODEL_OBJ)
 	@mkdir -p $(@D)
 	$(call say,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $< $(MODEL_OBJ) -o $@ $(LDFLAGS) $(LDLIBS)
 
-$(BUILD)/bin/fuzz_%: tests/fuzz/fuzz.c $(FUZZ_OBJ)
-	@mkdir -p $(@D)
-	$(call say,CC,$@)
-	$(Q)$(CC) $(CFLAGS) -Itests/fuzz $(FUZZ_DEFS) -DFZ_NAME='"$*"' -fsanitize=fuzzer $< $(FUZZ_OBJ) -o $@ $(LDLIBS)
-
 $(BUILD)/bin/mkcorpus: tests/fuzz/corpus.c $(LIB_OBJ)
 	@mkdir -p $(@D)
 	$(call say,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $< $(LIB_OBJ) -o $@ $(LDFLAGS) $(LDLIBS)
 
-fuzz-build: all
+# The seeds are cut from what the gcc build's triage-demo generates.
+fuzz-build: deps $(BUILD)/triage-demo
 	$(MAKE) BUILD=$(FUZZ_DIR) OPT=-O1 CC=$(FUZZ_CC) SANFLAGS="$(FUZZ_SAN)" fuzz-bins
 	rm -rf $(FUZZ_DIR)/seeds
 	ASAN_OPTIONS=detect_leaks=0 $(FUZZ_DIR)/bin/seeds $(FUZZ_DIR)/seeds

@@ -1,4 +1,4 @@
-/* seeds.c: the seed inputs of model.h's harnesses, made from the generated
+/* seeds.c: the seed inputs of fuzz_model.c's harnesses, made from the generated
  * tables (any schema): `seeds OUTDIR` writes
  *   OUTDIR/model/           messages, in both layouts, sizes 2..9
  *   OUTDIR/scan_<optic>/    values of the optic's source type, and messages

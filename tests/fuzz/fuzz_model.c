@@ -1,63 +1,55 @@
-/* model.h: the fuzzing properties that hold for any schema, reached through
- * the generated tables (tr_schema, runtime/optic.h), so they name no type,
- * optic or case. harness.h adds the demo's own harnesses on top of these;
- * a build for another schema (make test on tests/models/) uses these alone.
+/* fuzz_model.c: the harnesses that hold for any schema, reached through the
+ * generated tables (tr_schema, runtime/optic.h), so they name no type,
+ * optic or case; every fuzz build holds them, a build for a schema the
+ * demo cannot run on (make model-check) them alone. They check:
  *
- *   model          the input as a message: the validator's verdict, code and
- *                  offset are the decoder's; what it accepts is JSON, and
- *                  decode . encode . decode changes nothing.
+ *   model          the input as a message: the validator's verdict, code
+ *                  and offset are the decoder's; what it accepts is JSON,
+ *                  and decode . encode . decode changes nothing.
  *   scan_<optic>   the input as the bytes of the optic's source type: at
  *                  every SIMD width the scanner says the same (a raw view
  *                  inside the input); when the bytes decode as that type,
  *                  the scanner and the model getter agree; when the optic
  *                  can be read from a message, the same for the input as a
- *                  message.
- */
-#ifndef TR_FUZZ_MODEL_H
-#define TR_FUZZ_MODEL_H
-
-#include <stdbool.h>
-#include <stdint.h>
-#include <stdio.h>
+ *                  message. scan_every runs every scan_<optic> on one
+ *                  input, for the regression replay.
+ *
+ * Also what fuzz.h declares for every harness file: exact copies, the SIMD
+ * widths, the model's buffers. */
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz.h"
 #include "json.h"
-#include "optic.h"
 #include "skip.h"
 #include "tr_optics.h"
 
-#define FZM_ARENA (64u << 20)
-#define FZM_ENCODE_CAP (16u << 20)
-#define FZM_SCRATCH (64u << 10)
+fzm_state fzm;
 
-typedef struct {
-    bool ready;
-    uint8_t *dec_mem, *dec2_mem, *scan_mem, *enc, *enc2;
-    ar_arena dec, dec2, scan;
-    void *v1, *v2;          /* structs of the largest type */
-    const char *impls[4];   /* the SIMD widths this CPU has, widest last */
-    int nimpls;
-    int optic;              /* the optic scan_<optic> reads */
-    _Alignas(16) uint8_t scratch[FZM_SCRATCH];
-} fzm_state;
-
-static fzm_state fzm;
-
-static void fzm_die(const char *what)
+void fz_die(const char *what)
 {
     fprintf(stderr, "fuzz harness: %s\n", what);
     abort();
 }
 
-static void fzm_use_impl(int i)
+uint8_t *fz_copy(const uint8_t *d, size_t n)
+{
+    uint8_t *c = malloc(n ? n : 1);
+    if (c == NULL)
+        fz_die("out of memory");
+    if (n)
+        memcpy(c, d, n);
+    return c;
+}
+
+void fz_use_impl(int i)
 {
     if (js_force_simd(fzm.impls[i]) == NULL)
-        fzm_die("a SIMD width went away");
+        fz_die("a SIMD width went away");
     sk_init();
 }
 
-__attribute__((unused)) static void fzm_init(void)
+void fzm_init(void)
 {
     if (fzm.ready)
         return;
@@ -84,38 +76,18 @@ __attribute__((unused)) static void fzm_init(void)
     fzm.v2 = malloc(most);
     if (!fzm.dec_mem || !fzm.dec2_mem || !fzm.scan_mem || !fzm.enc || !fzm.enc2 || !fzm.v1 ||
         !fzm.v2 || fzm.nimpls == 0)
-        fzm_die("out of memory");
+        fz_die("out of memory");
     ar_init(&fzm.dec, fzm.dec_mem, FZM_ARENA);
     ar_init(&fzm.dec2, fzm.dec2_mem, FZM_ARENA);
     ar_init(&fzm.scan, fzm.scan_mem, FZM_ARENA);
     for (int i = 0; i < tr_schema.noptics; i++)
         if (tr_schema.optics[i].rec_size > FZM_SCRATCH)
-            fzm_die("an optic's record is larger than the scratch");
-    fzm_use_impl(fzm.nimpls - 1);
+            fz_die("an optic's record is larger than the scratch");
+    fz_use_impl(fzm.nimpls - 1);
     fzm.ready = true;
 }
 
-/* An exactly sized heap copy, so that a read past the end is ASan's. */
-static uint8_t *fzm_copy(const uint8_t *d, size_t n)
-{
-    uint8_t *c = malloc(n ? n : 1);
-    if (c == NULL)
-        fzm_die("out of memory");
-    if (n)
-        memcpy(c, d, n);
-    return c;
-}
-
-#define FZM_CHECK(cond, what)                                                 \
-    do {                                                                      \
-        if (!(cond)) {                                                        \
-            why = (what);                                                     \
-            goto out;                                                         \
-        }                                                                     \
-    } while (0)
-
-/* Encodes v of type t (the root with first when first >= 0) into buf. */
-static size_t fzm_encode(int t, const void *v, uint8_t *buf)
+size_t fzm_encode(int t, const void *v, uint8_t *buf)
 {
     uint8_t *w = tr_schema.types[t].encode(buf, buf + FZM_ENCODE_CAP, v);
     return w == NULL ? (size_t)-1 : (size_t)(w - buf);
@@ -123,35 +95,35 @@ static size_t fzm_encode(int t, const void *v, uint8_t *buf)
 
 /* ===================================================== model ===== */
 
-__attribute__((unused)) static const char *fzm_model(const uint8_t *d, size_t n)
+const char *fzm_model(const uint8_t *d, size_t n)
 {
     const char *why = NULL;
     const op_schema *s = &tr_schema;
     const op_type *root = &s->types[s->root];
-    uint8_t *m = fzm_copy(d, n);
+    uint8_t *m = fz_copy(d, n);
     ar_reset(&fzm.dec);
     tr_error e = root->decode(m, n, &fzm.dec, fzm.v1);
-    FZM_CHECK(e.code < TR_E_COUNT_, "model: error code out of the table");
-    FZM_CHECK(e.code == TR_E_OK || e.offset <= n, "model: error offset past the end");
+    FZ_CHECK(e.code < TR_E_COUNT_, "model: error code out of the table");
+    FZ_CHECK(e.code == TR_E_OK || e.offset <= n, "model: error offset past the end");
     ar_reset(&fzm.dec2);
     tr_error v = s->validate(m, n, &fzm.dec2);
-    FZM_CHECK(v.code == e.code, "model: the validator's code differs from the decoder's");
-    FZM_CHECK(v.code == TR_E_OK || v.offset == e.offset,
-              "model: the validator's offset differs from the decoder's");
+    FZ_CHECK(v.code == e.code, "model: the validator's code differs from the decoder's");
+    FZ_CHECK(v.code == TR_E_OK || v.offset == e.offset,
+             "model: the validator's offset differs from the decoder's");
     if (e.code != TR_E_OK)
         goto out;
     js_ctx c;
     js_ctx_init(&c, m, NULL);
-    FZM_CHECK(js_validate(&c, m, m + n) == m + n, "model: accepted what is not JSON");
+    FZ_CHECK(js_validate(&c, m, m + n) == m + n, "model: accepted what is not JSON");
     size_t en = fzm_encode(s->root, fzm.v1, fzm.enc);
     if (en == (size_t)-1)
         goto out;
     ar_reset(&fzm.dec2);
     tr_error e2 = root->decode(fzm.enc, en, &fzm.dec2, fzm.v2);
-    FZM_CHECK(e2.code == TR_E_OK, "model: rejects the encoding of what it accepted");
+    FZ_CHECK(e2.code == TR_E_OK, "model: rejects the encoding of what it accepted");
     size_t en2 = fzm_encode(s->root, fzm.v2, fzm.enc2);
-    FZM_CHECK(en2 == en && memcmp(fzm.enc, fzm.enc2, en) == 0,
-              "model: decode . encode . decode changed the model");
+    FZ_CHECK(en2 == en && memcmp(fzm.enc, fzm.enc2, en) == 0,
+             "model: decode . encode . decode changed the model");
 out:
     free(m);
     return why;
@@ -183,10 +155,9 @@ static bool fzm_same_scan(const op_optic *o, const op_value *a, const op_value *
     return false;
 }
 
-/* Whether the scanner's value sv and the getter's gv agree. Raw bytes are
- * checked by decoding them when the focus is a declared type; otherwise by
- * re-encoding, when the input is canonical (what our encoder writes). */
-static bool fzm_agree(const op_optic *o, const op_value *sv, const op_value *gv, bool canonical)
+/* Raw bytes are checked by decoding them when the focus is a declared
+ * type; otherwise by re-encoding, when the input is canonical. */
+bool fzm_agree(const op_optic *o, const op_value *sv, const op_value *gv, bool canonical)
 {
     switch (o->kind) {
     case OP_RECORD: {
@@ -233,7 +204,7 @@ static const char *fzm_scan_all(int i, const uint8_t *m, size_t n, bool message,
      * while the others are compared with it */
     ar_reset(&fzm.scan);
     for (int k = 0; k < fzm.nimpls; k++) {
-        fzm_use_impl(k);
+        fz_use_impl(k);
         op_value x;
         memset(&x, 0, sizeof x);
         bool h = message ? op_scan_message(&tr_schema, i, m, n, &x, fzm.scratch, &fzm.scan)
@@ -241,33 +212,33 @@ static const char *fzm_scan_all(int i, const uint8_t *m, size_t n, bool message,
         /* A raw view lies inside the input, except that an absent list or
          * map reads as an empty one (as the decoder reads it): "[]", "{}". */
         if (h && o->kind == OP_RAW)
-            FZM_CHECK((x.bytes.p >= m && x.bytes.n <= n &&
-                       (size_t)(x.bytes.p - m) <= n - x.bytes.n) ||
-                          (x.bytes.n == 2 && (memcmp(x.bytes.p, "[]", 2) == 0 ||
-                                              memcmp(x.bytes.p, "{}", 2) == 0)),
-                      "scan: a raw view outside the input");
+            FZ_CHECK((x.bytes.p >= m && x.bytes.n <= n &&
+                      (size_t)(x.bytes.p - m) <= n - x.bytes.n) ||
+                         (x.bytes.n == 2 && (memcmp(x.bytes.p, "[]", 2) == 0 ||
+                                             memcmp(x.bytes.p, "{}", 2) == 0)),
+                     "scan: a raw view outside the input");
         if (h && (o->kind == OP_ENUM || o->kind == OP_TAG))
-            FZM_CHECK(x.e >= 0 && x.e < o->ncases, "scan: a case index out of range");
+            FZ_CHECK(x.e >= 0 && x.e < o->ncases, "scan: a case index out of range");
         if (k == 0) {
             hit0 = h;
             first = x;
         }
-        FZM_CHECK(h == hit0 && (!h || fzm_same_scan(o, &x, &first)), "scan: SIMD widths disagree");
+        FZ_CHECK(h == hit0 && (!h || fzm_same_scan(o, &x, &first)), "scan: SIMD widths disagree");
         *v = x;
     }
     *hit = hit0;
 out:
-    fzm_use_impl(fzm.nimpls - 1);
+    fz_use_impl(fzm.nimpls - 1);
     return why;
 }
 
-__attribute__((unused)) static const char *fzm_scan(const uint8_t *d, size_t n)
+const char *fzm_scan(const uint8_t *d, size_t n)
 {
     const char *why = NULL;
     const op_schema *s = &tr_schema;
     int i = fzm.optic;
     const op_optic *o = &s->optics[i];
-    uint8_t *m = fzm_copy(d, n);
+    uint8_t *m = fz_copy(d, n);
     for (int as_message = 0; as_message < 2; as_message++) {
         if (as_message && !op_from_message(s, i))
             break;
@@ -283,26 +254,35 @@ __attribute__((unused)) static const char *fzm_scan(const uint8_t *d, size_t n)
             continue;
         memset(&gv, 0, sizeof gv);
         bool gh = as_message ? op_get_message(s, i, fzm.v1, &gv) : o->get(fzm.v1, &gv);
-        FZM_CHECK(hit == gh, as_message ? "scan: on a message that decodes, hit and miss differ"
-                                        : "scan: on a value that decodes, hit and miss differ");
+        FZ_CHECK(hit == gh, as_message ? "scan: on a message that decodes, hit and miss differ"
+                                       : "scan: on a value that decodes, hit and miss differ");
         if (!hit)
             continue;
         size_t en = fzm_encode(t, fzm.v1, fzm.enc2);
         bool canonical = en == n && memcmp(fzm.enc2, m, n) == 0;
-        FZM_CHECK(fzm_agree(o, &sv, &gv, canonical),
-                  as_message ? "scan: on a message that decodes, the scanner reads another value"
-                             : "scan: on a value that decodes, the scanner reads another value");
+        FZ_CHECK(fzm_agree(o, &sv, &gv, canonical),
+                 as_message ? "scan: on a message that decodes, the scanner reads another value"
+                            : "scan: on a value that decodes, the scanner reads another value");
     }
 out:
     free(m);
     return why;
 }
 
-typedef const char *(*fzm_fn)(const uint8_t *d, size_t n);
+const char *fzm_scan_every(const uint8_t *d, size_t n)
+{
+    for (int i = 0; i < tr_schema.noptics; i++) {
+        fzm.optic = i;
+        const char *why = fzm_scan(d, n);
+        if (why != NULL)
+            return why;
+    }
+    return NULL;
+}
 
-/* The harness named name: "model", or "scan_<optic>" for a declared optic
- * (then the optic is remembered for fzm_scan); NULL when there is none. */
-__attribute__((unused)) static fzm_fn fzm_find(const char *name)
+/* ===================================================== by name ===== */
+
+fz_fn fzm_find(const char *name)
 {
     if (strcmp(name, "model") == 0)
         return fzm_model;
@@ -316,5 +296,14 @@ __attribute__((unused)) static fzm_fn fzm_find(const char *name)
     return NULL;
 }
 
-#undef FZM_CHECK
-#endif
+void fzm_list_scans(FILE *f)
+{
+    for (int i = 0; i < tr_schema.noptics; i++)
+        fprintf(f, " scan_%s", tr_schema.optics[i].name);
+}
+
+void fzm_list(FILE *f)
+{
+    fputs(" model", f);
+    fzm_list_scans(f);
+}
