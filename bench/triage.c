@@ -26,7 +26,7 @@
 #include <string.h>
 
 #include "bench.h"
-#include "inflate.h"
+#include "gzip.h"
 #include "readers.h"
 #include "verify.h"
 #include "skip.h"

@@ -5,7 +5,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
-#include "inflate.h"
+#include "gzip.h"
 #include "readers.h"
 #include "skip.h"
 #include "source.h"

@@ -42,7 +42,7 @@
 
 #include "arena.h"
 #include "frames.h"
-#include "inflate.h"
+#include "gzip.h"
 #include "net.h"
 #include "policy.h"
 #include "readers.h"

@@ -21,7 +21,7 @@
 
 #include "cmd.h"
 #include "h2proxy.h"
-#include "inflate.h"
+#include "gzip.h"
 #include "pipe.h"
 #include "readers.h"
 #include "services.h"

@@ -45,7 +45,7 @@
 #include <string.h>
 
 #include "frames.h"
-#include "inflate.h"
+#include "gzip.h"
 #include "issues.h"
 #include "model.h"
 #include "rules.h" /* tests/fuzz/rules.h: the rule parser's property */

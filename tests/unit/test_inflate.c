@@ -8,7 +8,7 @@
 #include <time.h>
 
 #include "frames.h"
-#include "inflate.h"
+#include "gzip.h"
 #include "issues.h"
 #include "readers.h"
 #include "skip.h"
