@@ -21,7 +21,7 @@
 #include "arena.h"
 #include "error.h"
 #include "json.h"
-#include "rand.h"
+#include "rng.h"
 
 /* What an optic focuses, as a value a program can compare. */
 typedef enum {
