@@ -1,4 +1,4 @@
-/* pipe.h: the filter's pipe. Bytes arrive in the read buffer (ring.h); the
+/* pipe.h: the filter's pipe. Bytes arrive in the read buffer (ringbuf.h); the
  * splitter cuts frames out of them in place (frames.h); one reader judges
  * each (optics: scan the detail's bytes; decode: the whole Issue; none: keep
  * everything, judge nothing); the tally counts them, and the judging
@@ -46,7 +46,7 @@
 #include "net.h"
 #include "policy.h"
 #include "readers.h"
-#include "ring.h"
+#include "ringbuf.h"
 #include "tally.h"
 #include "tr_model.h"
 #include "verify.h"

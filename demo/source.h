@@ -10,7 +10,7 @@
 #include <stddef.h>
 
 #include "frames.h"
-#include "ring.h"
+#include "ringbuf.h"
 
 typedef struct {
     rb_ring ring;
