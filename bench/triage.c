@@ -6,7 +6,7 @@
  *   optics         slice out the detail, judge it through the scanners
  *   detail         slice out the detail alone (the walk the optics start with)
  *   optics-json    optics with --verify json: one pass validates the message
- *                  and finds the detail (valid.h), then the leaves
+ *                  and finds the detail (jsonvalid.h), then the leaves
  *   optics-schema  optics with --verify schema: the generated validator
  *                  (decode's rules) hands back the detail, then the leaves
  *   json-validate  js_validate alone (json.h: the reference, what `check
@@ -31,7 +31,7 @@
 #include "verify.h"
 #include "skip.h"
 #include "triage.h"
-#include "valid.h"
+#include "jsonvalid.h"
 #include "../tests/unit/flood.h"
 
 #define POOL 256

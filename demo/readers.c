@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "valid.h"
+#include "jsonvalid.h"
 
 /* schema/default.rules, built in (scripts/embed.py). */
 extern const char tr_default_rules[], tr_default_rules_path[];

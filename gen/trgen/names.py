@@ -67,7 +67,7 @@ RUNTIME_NAMES = {
     "TR_RUNTIME_VERSION": "runtime/version.h",
     "TR_VERSION": "runtime/version.h",
     **{f"TR_{h.upper()}_H": f"runtime/{h}.h" for h in """arena blocks error frames h2proxy
-       gzip json net object optic policy ringbuf rng rules skip tally valid version view""".split()},
+       gzip json net object optic policy ringbuf rng rules skip tally jsonvalid version view""".split()},
 }
 
 

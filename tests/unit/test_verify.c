@@ -324,7 +324,7 @@ static void expect(const char *name, tr_message m, tr_code jcode, size_t joff, t
 }
 
 /* The detail (the kind's base) the verify levels hand the rules: at json
- * the one-pass validator finds it (valid.h), at schema the validator
+ * the one-pass validator finds it (jsonvalid.h), at schema the validator
  * records it (validate_views); both are the scanner's view, at every size
  * and in both layouts. */
 START_TEST(verify_levels_find_the_scanners_detail)

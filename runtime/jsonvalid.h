@@ -1,4 +1,4 @@
-/* valid.h: JSON validation in one pass of 64-byte blocks, finding one
+/* jsonvalid.h: JSON validation in one pass of 64-byte blocks, finding one
  * top-level member on the way (verify=json: the check and the scan in the
  * same pass).
  *
@@ -31,8 +31,8 @@
  * when there is no such member. It is meaningful only when jv_valid
  * returned true.
  */
-#ifndef TR_VALID_H
-#define TR_VALID_H
+#ifndef TR_JSONVALID_H
+#define TR_JSONVALID_H
 
 #include <stdbool.h>
 #include <stddef.h>
