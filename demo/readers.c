@@ -63,7 +63,7 @@ rd_reader *rd_new(void)
         return NULL;
     }
     ar_init(&r->arena, r->mem, RD_SCAN_ARENA);
-    if (!ru_reader_init(&r->ru, &tr_schema, &r->arena)) {
+    if (!ru_subject_init(&r->ru, &tr_schema, &r->arena)) {
         rd_free(r);
         return NULL;
     }
@@ -91,7 +91,7 @@ void rd_free(rd_reader *r)
 
 bool rd_message(rd_reader *r, vf_level level, tr_message m)
 {
-    ru_reader_bytes(&r->ru, m.p, m.n);
+    ru_subject_bytes(&r->ru, m.p, m.n);
     if (level == VF_OFF)
         return true;
     int b = kind_base();
@@ -116,7 +116,7 @@ bool rd_message(rd_reader *r, vf_level level, tr_message m)
         if (b < 0)
             return true;
     }
-    ru_reader_seed(&r->ru, b, hit, &v);
+    ru_subject_seed(&r->ru, b, hit, &v);
     return true;
 }
 
@@ -142,11 +142,11 @@ bool rd_decode(rd_reader *r, tr_message m)
     ar_reset(&r->dec);
     if (tr_schema.types[tr_schema.root].decode(m.p, m.n, &r->dec, r->root).code != TR_E_OK)
         return false;
-    ru_reader_model(&r->ru, r->root);
+    ru_subject_model(&r->ru, r->root);
     return true;
 }
 
 void rd_decoded(rd_reader *r, const void *root)
 {
-    ru_reader_model(&r->ru, root);
+    ru_subject_model(&r->ru, root);
 }

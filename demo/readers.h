@@ -46,7 +46,7 @@ __attribute__((warn_unused_result)) bool rd_policy(const rd_choice *c, po_policy
 int rd_kinds(const char **names, int max);
 
 typedef struct {
-    ru_reader ru;
+    ru_subject ru;
     ar_arena arena;
     uint8_t *mem;
     vf_checker *vc;

@@ -57,20 +57,20 @@ __attribute__((warn_unused_result)) bool po_parse(const char *text, size_t n, co
 
 void po_free(po_policy *p);
 
-/* The kind of rd's current message: the case its schema's kind optic reads
+/* The kind of subj's current message: the case its schema's kind optic reads
  * (op_schema.kind), or -1 when it misses or the schema has none. */
-static inline int po_kind(const po_policy *p, ru_reader *rd)
+static inline int po_kind(const po_policy *p, ru_subject *subj)
 {
     op_value v;
     int k = p->schema->kind;
-    return k >= 0 && ru_read(rd, k, &v) ? v.e : -1;
+    return k >= 0 && ru_read(subj, k, &v) ? v.e : -1;
 }
 
-/* The verdict on rd's current message: true to keep. *kind: po_kind. */
-static inline bool po_judge(const po_policy *p, ru_reader *rd, int *kind)
+/* The verdict on subj's current message: true to keep. *kind: po_kind. */
+static inline bool po_judge(const po_policy *p, ru_subject *subj, int *kind)
 {
-    *kind = po_kind(p, rd);
-    return ru_judge(p->rules, rd);
+    *kind = po_kind(p, subj);
+    return ru_judge(p->rules, subj);
 }
 
 #endif
