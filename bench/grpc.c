@@ -45,7 +45,7 @@
 #include "issues.h"
 #include "net.h"
 #include "policy.h"
-#include "readers.h"
+#include "reader.h"
 #include "skip.h"
 #include "triage.h"
 

@@ -35,7 +35,7 @@
 #include "bench.h"
 #include "issues.h"
 #include "peers.h"
-#include "readers.h"
+#include "reader.h"
 #include "skip.h"
 #include "triage.h"
 

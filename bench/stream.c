@@ -1,4 +1,4 @@
-/* stream.c: bench `stream`: the filter's pipe in memory (demo/pipe.h, the
+/* stream.c: bench `stream`: the filter's pipe in memory (filter/pipe.h, the
  * code the filter runs). 1024 generated messages' frames (size 7, detail
  * late) arrive in 256 KiB pieces: each piece is copied into the read buffer
  * where read(2) would have put it, then split in place, judged, tallied,
@@ -24,7 +24,7 @@
 #include "bench.h"
 #include "issues.h"
 #include "pipe.h"
-#include "readers.h"
+#include "reader.h"
 #include "skip.h"
 #include "triage.h"
 

@@ -16,7 +16,7 @@
  *   optics-gzip    the message arrives gzip-compressed: inflate, then optics
  *   decode-gzip    the same, then decode
  *   decode-flood   one Issue whose tags map holds 65 536 keys built to collide
- *                  under an unkeyed hash (tests/unit/flood.h), decoded whole;
+ *                  under an unkeyed hash (filter/flood.h), decoded whole;
  *                  decode-flood-random the same with random keys: the two
  *                  should cost the same (late layout only)
  *
@@ -27,12 +27,12 @@
 
 #include "bench.h"
 #include "gzip.h"
-#include "readers.h"
+#include "reader.h"
 #include "verify.h"
 #include "skip.h"
 #include "triage.h"
 #include "jsonvalid.h"
-#include "../tests/unit/flood.h"
+#include "flood.h"
 
 #define POOL 256
 #define ARENA (16u << 20)

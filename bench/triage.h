@@ -6,7 +6,7 @@
 
 int bench_triage(const bn_opts *o);
 
-/* stream.c: the filter's pipe in memory (demo/pipe.h), per reader. */
+/* stream.c: the filter's pipe in memory (filter/pipe.h), per reader. */
 int bench_stream(const bn_opts *o);
 
 /* peers.c: ours against simdjson, jsmn, cJSON, jq and the memchr/memcpy

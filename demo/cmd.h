@@ -5,7 +5,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "readers.h"
+#include "reader.h"
 #include "verify.h"
 
 int cmd_gen(int argc, char **argv);

@@ -6,7 +6,7 @@
 
 #include "cmd.h"
 #include "gzip.h"
-#include "readers.h"
+#include "reader.h"
 #include "skip.h"
 #include "source.h"
 #include "tally.h"

@@ -23,7 +23,7 @@
 #include "h2proxy.h"
 #include "gzip.h"
 #include "pipe.h"
-#include "readers.h"
+#include "reader.h"
 #include "services.h"
 #include "skip.h"
 #include "tally.h"

@@ -11,7 +11,7 @@
 #include "issues.h"
 #include "net.h"
 #include "pipe.h"
-#include "readers.h"
+#include "reader.h"
 #include "skip.h"
 #include "source.h"
 #include "tally.h"

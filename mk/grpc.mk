@@ -12,7 +12,7 @@ test-grpc: all $(BUILD)/tests/rawclient
 # A client that sends what gRPC libraries never send (malformed messages).
 $(BUILD)/tests/rawclient: tests/grpc/rawclient.c $(RUNTIME_OBJ)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $< $(RUNTIME_OBJ) -o $@ $(LDFLAGS) $(LDLIBS)
+	$(CC) $(CFLAGS) $(RUNTIME_INC) $< $(RUNTIME_OBJ) -o $@ $(LDFLAGS) $(LDLIBS)
 
 GRPC_SAN_BUILD ?= build/san
 test-grpc-san:

@@ -50,7 +50,7 @@
 #include "model.h"
 #include "rules.h" /* tests/fuzz/rules.h: the rule parser's property */
 #include "policy.h"
-#include "readers.h"
+#include "reader.h"
 #include "skip.h"
 #include "jsonvalid.h"
 #include "tr_model.h"

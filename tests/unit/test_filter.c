@@ -1,4 +1,4 @@
-/* test_filter.c: the filter's pipe (demo/pipe.h) between two loopback TCP
+/* test_filter.c: the filter's pipe (filter/pipe.h) between two loopback TCP
  * connections: what it forwards is exactly the kept frames, byte for byte;
  * a frame that straddles the ring's end is read in place (the copy counter
  * stays 0 with the mirrored ring, and counts the move with the flat one);
@@ -22,7 +22,7 @@
 #include "issues.h"
 #include "net.h"
 #include "pipe.h"
-#include "readers.h"
+#include "reader.h"
 #include "skip.h"
 
 /* ---- the stream under test: generated issues, and the oracle's verdicts */

@@ -10,7 +10,7 @@
 #include "frames.h"
 #include "gzip.h"
 #include "issues.h"
-#include "readers.h"
+#include "reader.h"
 #include "skip.h"
 
 /* libdeflate's own allocations, counted through its allocator hook (set in

@@ -1,5 +1,5 @@
 /* test_policy.c: what a command judges with (runtime/policy.h through
- * demo/readers.h), on the demo's schema:
+ * filter/reader.h), on the demo's schema:
  *
  *  - the built-in default (schema/default.rules, what rd_policy loads when
  *    given nothing) is MODEL.md's demo policy: its verdicts equal that
@@ -24,7 +24,7 @@
 #include "frames.h"
 #include "issues.h"
 #include "policy.h"
-#include "readers.h"
+#include "reader.h"
 #include "tr_model.h"
 
 /* ---- the messages ---- */

@@ -18,7 +18,7 @@
 #include "issues.h"
 #include "policy.h"
 #include "object.h"
-#include "readers.h"
+#include "reader.h"
 #include "tr_model.h"
 #include "verify.h"
 

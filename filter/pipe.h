@@ -45,7 +45,7 @@
 #include "gzip.h"
 #include "net.h"
 #include "policy.h"
-#include "readers.h"
+#include "reader.h"
 #include "ringbuf.h"
 #include "tally.h"
 #include "tr_model.h"

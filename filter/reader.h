@@ -1,4 +1,4 @@
-/* readers.h: judging messages with rules (policy.h), through either reader.
+/* reader.h: judging messages with rules (policy.h), through either reader.
  *
  * The optics reader judges a message's bytes: the rules read the optics
  * they need through the scanners (rules.h's bytes reader), after the verify
@@ -9,8 +9,8 @@
  *
  * An rd_reader owns its memory (the rules reader and an arena for escaped
  * strings, allocated once); nothing is allocated per message. */
-#ifndef TR_READERS_H
-#define TR_READERS_H
+#ifndef TR_READER_H
+#define TR_READER_H
 
 #include <stdbool.h>
 #include <stddef.h>

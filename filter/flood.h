@@ -12,9 +12,8 @@
  * and form whose last bytes are random. With the keyed hash both cost the
  * same; the reliability suite checks it, and the bench can time both.
  *
- * Header only (static functions): included by tests/unit/test_reliability.c,
- * and usable from bench/ as "../tests/unit/flood.h". Needs the generated
- * model and demo/issues.h.
+ * Header only (static functions), for tests/unit/test_reliability.c and
+ * bench/triage.c. Needs the generated model and issues.h.
  */
 #ifndef TR_FLOOD_H
 #define TR_FLOOD_H

@@ -1,5 +1,5 @@
-/* readers.c: rules through the optics reader or the decode reader. */
-#include "readers.h"
+/* reader.c: rules through the optics reader or the decode reader. */
+#include "reader.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -11,7 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "readers.h"
+#include "reader.h"
 #include "tr_optics.h"
 
 static const char *const reader_names[] = {"optics", "decode", "none"};
