@@ -419,8 +419,8 @@ int cmd_filter(int argc, char **argv)
             bad = true;
         }
     }
-    pp_reader reader = PP_OPTICS;
-    if (!bad && !pp_reader_parse(reader_s, &reader)) {
+    rd_type reader = RD_OPTICS;
+    if (!bad && !rd_type_parse(reader_s, &reader)) {
         fprintf(stderr, "triage-demo filter: --reader is optics, decode or none, not '%s'\n",
                 reader_s);
         bad = true;
@@ -461,7 +461,7 @@ int cmd_filter(int argc, char **argv)
         return 1;
     }
     pp->warn = stderr;
-    progress_line pl = {pp_reader_name(reader), progress, false};
+    progress_line pl = {rd_type_name(reader), progress, false};
     pp_stream_opts o = {
         .ring_mode = RB_AUTO,
         .threads = (int)threads,
@@ -487,7 +487,7 @@ int cmd_filter(int argc, char **argv)
                  (unsigned long long)pp->tally.forwarded.frames);
     }
     if (json) {
-        printf("{\"reader\":\"%s\",", pp_reader_name(reader));
+        printf("{\"reader\":\"%s\",", rd_type_name(reader));
         tl_print_json(stdout, &pp->tally, res.seconds);
         printf(",\"ring\":\"%s\",\"threads\":%d,\"straddled\":%llu,\"reads\":%llu,"
                "\"writes\":%llu,\"outcome\":\"%s\",",
@@ -507,8 +507,8 @@ int cmd_filter(int argc, char **argv)
             svc_json_string(stdout, what);
         printf("}\n");
     } else {
-        tl_print(stdout, pp_reader_name(reader), &pp->tally, res.seconds);
-        if (gzip && reader != PP_NONE)
+        tl_print(stdout, rd_type_name(reader), &pp->tally, res.seconds);
+        if (gzip && reader != RD_NONE)
             svc_print_inflate(stdout, pp->inflated, pp->compressed_bytes, pp->inflated_bytes,
                               pp->inflate_ns, pp->inflate_failed);
     }
@@ -577,7 +577,7 @@ int cmd_downstream(int argc, char **argv)
     sk_init();
     pp_pipe *pp = NULL; /* for its decode reader and inflater */
     char err[NET_ERR_LEN];
-    if (!count_only && (pp = pp_new(PP_DECODE, &policy, err, sizeof err)) == NULL) {
+    if (!count_only && (pp = pp_new(RD_DECODE, &policy, err, sizeof err)) == NULL) {
         fprintf(stderr, "triage-demo downstream: %s\n", err);
         return 1;
     }

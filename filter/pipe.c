@@ -14,23 +14,6 @@
 #include "reader.h"
 #include "tr_optics.h"
 
-static const char *const reader_names[] = {"optics", "decode", "none"};
-
-bool pp_reader_parse(const char *s, pp_reader *out)
-{
-    for (int r = 0; r < 3; r++)
-        if (strcmp(s, reader_names[r]) == 0) {
-            *out = (pp_reader)r;
-            return true;
-        }
-    return false;
-}
-
-const char *pp_reader_name(pp_reader r)
-{
-    return (unsigned)r < 3 ? reader_names[r] : "?";
-}
-
 uint64_t pp_now_ns(void)
 {
     struct timespec t;
@@ -38,7 +21,7 @@ uint64_t pp_now_ns(void)
     return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
-pp_pipe *pp_new(pp_reader reader, const po_policy *policy, char *err, size_t errlen)
+pp_pipe *pp_new(rd_type reader, const po_policy *policy, char *err, size_t errlen)
 {
     pp_pipe *pp = calloc(1, sizeof *pp);
     if (pp == NULL) {
@@ -52,7 +35,7 @@ pp_pipe *pp_new(pp_reader reader, const po_policy *policy, char *err, size_t err
     tl_init(&pp->tally, rd_kinds(names, TL_MAX_KINDS), names);
     pp->tally.allocations = 1;
     fr_gather_init(&pp->gather, pp->iov, PP_IOV);
-    if (reader != PP_NONE) {
+    if (reader != RD_NONE) {
         pp->rd = rd_new();
         if (pp->rd == NULL) {
             snprintf(err, errlen, "out of memory (reader)");
@@ -61,7 +44,7 @@ pp_pipe *pp_new(pp_reader reader, const po_policy *policy, char *err, size_t err
         }
         pp->tally.allocations += RD_ALLOCS;
     }
-    if (reader == PP_DECODE) {
+    if (reader == RD_DECODE) {
         if (!rd_decoding(pp->rd)) {
             snprintf(err, errlen, "out of memory (decode arena)");
             pp_free(pp);
@@ -92,7 +75,7 @@ bool pp_set_gzip(pp_pipe *pp)
 {
     if (pp->gzip)
         return true;
-    if (pp->reader != PP_NONE) {
+    if (pp->reader != RD_NONE) {
         if (!gz_inflater_init(&pp->gz, 0))
             return false;
         pp->tally.allocations += pp->gz.allocs;
@@ -107,7 +90,7 @@ bool pp_set_gzip(pp_pipe *pp)
 static bool judge_one(pp_pipe *pp, tr_message m, int *kind)
 {
     *kind = -1;
-    if (pp->reader == PP_OPTICS) {
+    if (pp->reader == RD_OPTICS) {
         if (!rd_message(pp->rd, pp->verify, m))
             return false;
         return po_judge(&pp->policy, &pp->rd->ru, kind);
@@ -144,7 +127,7 @@ static void inflate_failed(pp_pipe *pp, const fr_frame *f, tr_error e)
  * not per message), then tallies and gathers in order. */
 static pp_status handle_batch(pp_pipe *pp, size_t n)
 {
-    if (pp->reader == PP_NONE) {
+    if (pp->reader == RD_NONE) {
         for (size_t i = 0; i < n; i++) {
             pp->kind[i] = -1;
             pp->keep[i] = true;

@@ -51,12 +51,6 @@
 #include "tr_model.h"
 #include "verify.h"
 
-typedef enum { PP_OPTICS, PP_DECODE, PP_NONE } pp_reader;
-
-/* "optics", "decode", "none" */
-bool pp_reader_parse(const char *s, pp_reader *out);
-const char *pp_reader_name(pp_reader r);
-
 #define PP_BATCH 256 /* frames split before a batch is judged (and timed) */
 #define PP_IOV 1024  /* iovecs gathered before a write must go out */
 #define PP_SLOTS 4   /* batches queued for the writer thread */
@@ -68,7 +62,7 @@ typedef struct pp_pipe pp_pipe;
 typedef int (*pp_flush_fn)(pp_pipe *pp, void *ctx);
 
 struct pp_pipe {
-    pp_reader reader;
+    rd_type reader;
     po_policy policy;
     fr_splitter split;
     tl_tally tally;
@@ -81,7 +75,7 @@ struct pp_pipe {
     /* --verify (optics only): a message failing vf_check is judged none.
      * The checker is the reader's, created with it. */
     vf_level verify;
-    rd_reader *rd;          /* optics and decode: the rules' reader */
+    rd_reader *rd;          /* the reader (optics and decode) */
     /* --grpc-encoding gzip (pp_set_gzip): compressed frames are inflated
      * into gz's one reused buffer and the view judged; a kept one is
      * forwarded as it came. One that does not inflate is judged none,
@@ -106,12 +100,12 @@ struct pp_pipe {
 };
 
 /* A pipe judging with reader against policy (copied). One allocation, plus
- * the decode arena for PP_DECODE; counted in tally.allocations. NULL with
+ * the decode arena for RD_DECODE; counted in tally.allocations. NULL with
  * err set when out of memory. */
-pp_pipe *pp_new(pp_reader reader, const po_policy *policy, char *err, size_t errlen);
+pp_pipe *pp_new(rd_type reader, const po_policy *policy, char *err, size_t errlen);
 void pp_free(pp_pipe *pp);
 
-/* The optics' verify level (PP_OPTICS only; ignored by the other readers).
+/* The optics' verify level (RD_OPTICS only; ignored by the other readers).
  * Creates the checker once (counted in tally.allocations); false when out
  * of memory. */
 bool pp_set_verify(pp_pipe *pp, vf_level level) __attribute__((warn_unused_result));

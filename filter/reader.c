@@ -10,9 +10,26 @@
 extern const char tr_default_rules[], tr_default_rules_path[];
 extern const size_t tr_default_rules_len;
 
-/* The bytes reader's arena: scanners unescape strings into it, so it holds
+/* The optics reader's arena: scanners unescape strings into it, so it holds
  * the largest message (untouched pages cost nothing). */
 #define RD_SCAN_ARENA (5u << 20)
+
+static const char *const type_names[] = {"optics", "decode", "none"};
+
+bool rd_type_parse(const char *s, rd_type *out)
+{
+    for (int t = 0; t < 3; t++)
+        if (strcmp(s, type_names[t]) == 0) {
+            *out = (rd_type)t;
+            return true;
+        }
+    return false;
+}
+
+const char *rd_type_name(rd_type t)
+{
+    return (unsigned)t < 3 ? type_names[t] : "?";
+}
 
 bool rd_policy(const rd_choice *c, po_policy *out, char *err, size_t errlen)
 {

@@ -191,7 +191,7 @@ static void filter(size_t cut, rb_mode mode, size_t ring_cap, int threads, size_
     REQUIRE(pthread_create(&td, NULL, downstream_main, &d) == 0);
 
     char err[NET_ERR_LEN];
-    pp_pipe *pp = pp_new(PP_OPTICS, &policy, err, sizeof err);
+    pp_pipe *pp = pp_new(RD_OPTICS, &policy, err, sizeof err);
     ck_assert_msg(pp != NULL, "%s", err);
     pp_stream_opts o = {.ring_cap = ring_cap, .ring_mode = mode, .threads = threads,
                         .linger_ms = 5000};
@@ -391,7 +391,7 @@ END_TEST
 /* The readers agree through the pipe: same rows, same digest. */
 START_TEST(readers_agree_in_memory)
 {
-    pp_reader rs[] = {PP_OPTICS, PP_DECODE};
+    rd_type rs[] = {RD_OPTICS, RD_DECODE};
     tl_tally t[2];
     for (int r = 0; r < 2; r++) {
         char err[256];
@@ -409,7 +409,7 @@ START_TEST(readers_agree_in_memory)
     ck_assert_uint_gt(t[0].judged, 0);
     /* none: everything kept, nothing judged, all in the none row */
     char err[256];
-    pp_pipe *pp = pp_new(PP_NONE, &policy, err, sizeof err);
+    pp_pipe *pp = pp_new(RD_NONE, &policy, err, sizeof err);
     size_t used;
     ck_assert_int_eq(pp_feed(pp, stream, stream + stream_len, 0, &used), PP_OK);
     ck_assert_uint_eq(pp->tally.seen[pp->tally.kinds], NMSG);
@@ -459,7 +459,7 @@ static void filter_gz(const uint8_t *buf, size_t len, int threads, filtered *out
     REQUIRE(pthread_create(&tu, NULL, upstream_main, &u) == 0);
     REQUIRE(pthread_create(&td, NULL, downstream_main, &d) == 0);
     char err[NET_ERR_LEN];
-    pp_pipe *pp = pp_new(PP_OPTICS, &policy, err, sizeof err);
+    pp_pipe *pp = pp_new(RD_OPTICS, &policy, err, sizeof err);
     ck_assert_msg(pp != NULL, "%s", err);
     ck_assert(pp_set_gzip(pp));
     size_t wlen = 0;
@@ -528,7 +528,7 @@ static void gz_forwarded(int threads)
 
     /* The verdicts are those on the same messages plain. */
     char err[256];
-    pp_pipe *plain = pp_new(PP_OPTICS, &policy, err, sizeof err);
+    pp_pipe *plain = pp_new(RD_OPTICS, &policy, err, sizeof err);
     size_t used;
     ck_assert_int_eq(pp_feed(plain, stream, stream + stream_len, 0, &used), PP_OK);
     ck_assert(tl_same_rows(&plain->tally, &f.tally));
@@ -600,11 +600,11 @@ END_TEST
 START_TEST(verify_schema_in_the_pipe)
 {
     char err[256];
-    pp_pipe *pp = pp_new(PP_OPTICS, &policy, err, sizeof err);
+    pp_pipe *pp = pp_new(RD_OPTICS, &policy, err, sizeof err);
     ck_assert_ptr_nonnull(pp);
     ck_assert(pp_set_verify(pp, VF_SCHEMA));
     ck_assert_uint_eq(pp->tally.allocations, PIPE_ALLOCS); /* the checker is the reader's */
-    pp_pipe *dec = pp_new(PP_DECODE, &policy, err, sizeof err);
+    pp_pipe *dec = pp_new(RD_DECODE, &policy, err, sizeof err);
     size_t used;
     ck_assert_int_eq(pp_feed(pp, stream, stream + stream_len, 0, &used), PP_OK);
     ck_assert_int_eq(pp_feed(dec, stream, stream + stream_len, 0, &used), PP_OK);
@@ -617,7 +617,7 @@ START_TEST(verify_schema_in_the_pipe)
     memcpy(frame, stream, off[1]);
     memcpy(frame + off[1], " x", 2);
     fr_put_header(frame, false, (uint32_t)(n + 2));
-    pp_pipe *lazy = pp_new(PP_OPTICS, &policy, err, sizeof err);
+    pp_pipe *lazy = pp_new(RD_OPTICS, &policy, err, sizeof err);
     ck_assert(pp_set_verify(lazy, VF_OFF));
     ck_assert_int_eq(pp_feed(lazy, frame, frame + off[1] + 2, 0, &used), PP_OK);
     ck_assert_uint_eq(lazy->tally.seen[lazy->tally.kinds], 0);
