@@ -55,7 +55,7 @@ int cmd_check(int argc, char **argv)
 
     char err[256];
     vf_checker *vc = vf_new();
-    src_reader src;
+    src_input src;
     if (vc == NULL || !src_open(&src, STDIN_FILENO, false, err, sizeof err)) {
         fprintf(stderr, "triage-demo check: %s\n", vc == NULL ? "out of memory" : err);
         vf_free(vc);

@@ -145,7 +145,7 @@ int cmd_judge(int argc, char **argv)
     }
 
     sk_init();
-    src_reader src;
+    src_input src;
     if (!src_open(&src, STDIN_FILENO, gzip, err, sizeof err)) {
         fprintf(stderr, "triage-demo judge: %s\n", err);
         po_free(&policy);

@@ -599,7 +599,7 @@ int cmd_downstream(int argc, char **argv)
         pp_free(pp);
         return 1;
     }
-    src_reader src;
+    src_input src;
     if (!src_open(&src, fd, gzip, err, sizeof err)) {
         fprintf(stderr, "triage-demo downstream: %s\n", err);
         close(fd);
