@@ -58,8 +58,8 @@ static void pass(void *arg, size_t unused)
         const uint8_t *d = rb_data(&c->ring, &avail);
         if (pp_feed(c->pp, d, d + avail, c->ring.consumed, &used) != PP_OK)
             c->failed = true;
-        bn_sink += c->pp->gather.n;
-        fr_gather_reset(&c->pp->gather); /* "written" */
+        bn_sink += c->pp->sink.gather.n;
+        fr_gather_reset(&c->pp->sink.gather); /* "written" */
         rb_consume(&c->ring, used);
     }
 }

@@ -462,22 +462,22 @@ int cmd_filter(int argc, char **argv)
     }
     pp->warn = stderr;
     progress_line pl = {rd_type_name(reader), progress, false};
-    pp_stream_opts o = {
+    fw_opts o = {
         .ring_mode = RB_AUTO,
         .threads = (int)threads,
         .linger_ms = 30000,
         .progress = progress > 0 ? show_progress : NULL,
         .progress_ctx = &pl,
     };
-    pp_result res;
-    pp_outcome oc = pp_stream(pp, in, out, &o, &res);
+    fw_result res;
+    fw_outcome oc = pp_stream(pp, in, out, &o, &res);
     close(in);
     close(out);
     if (pl.shown)
         fprintf(stderr, "\r\033[K");
     char what[NET_ERR_LEN + 256];
-    pp_describe(&res, what, sizeof what);
-    if (oc == PP_DOWNSTREAM_IO) {
+    fw_describe(&res, what, sizeof what);
+    if (oc == FW_DOWNSTREAM_IO) {
         /* Where the stream to it stopped: the kept frames handed to it. When
          * the downstream left while we waited for input, all of them went
          * out; when a write failed, the last gather is counted too. */
@@ -501,7 +501,7 @@ int cmd_filter(int argc, char **argv)
                (unsigned long long)pp->inflated, (unsigned long long)pp->compressed_bytes,
                (unsigned long long)pp->inflated_bytes, (unsigned long long)pp->inflate_ns,
                (unsigned long long)pp->inflate_failed);
-        if (oc == PP_DONE)
+        if (oc == FW_DONE)
             printf("null");
         else
             svc_json_string(stdout, what);
@@ -512,11 +512,11 @@ int cmd_filter(int argc, char **argv)
             svc_print_inflate(stdout, pp->inflated, pp->compressed_bytes, pp->inflated_bytes,
                               pp->inflate_ns, pp->inflate_failed);
     }
-    if (oc != PP_DONE)
+    if (oc != FW_DONE)
         fprintf(stderr, "triage-demo filter: %s\n", what);
     pp_free(pp);
     int wrc = out_close("filter");
-    return oc == PP_DONE ? wrc : oc == PP_UPSTREAM_BAD ? 2 : 1;
+    return oc == FW_DONE ? wrc : oc == FW_UPSTREAM_BAD ? 2 : 1;
 }
 
 /* ---- downstream */

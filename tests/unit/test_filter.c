@@ -168,8 +168,8 @@ static void *downstream_main(void *arg)
 }
 
 typedef struct {
-    pp_outcome outcome;
-    pp_result res;
+    fw_outcome outcome;
+    fw_result res;
     tl_tally tally;
     uint64_t straddled;
     uint8_t *got;
@@ -193,7 +193,7 @@ static void filter(size_t cut, rb_mode mode, size_t ring_cap, int threads, size_
     char err[NET_ERR_LEN];
     pp_pipe *pp = pp_new(RD_OPTICS, &policy, err, sizeof err);
     ck_assert_msg(pp != NULL, "%s", err);
-    pp_stream_opts o = {.ring_cap = ring_cap, .ring_mode = mode, .threads = threads,
+    fw_opts o = {.ring_cap = ring_cap, .ring_mode = mode, .threads = threads,
                         .linger_ms = 5000};
     out->outcome = pp_stream(pp, up_a, down_c, &o, &out->res);
     /* The filter's process would exit here: its sockets close. */
@@ -232,7 +232,7 @@ static void straddle(int threads)
 {
     filtered f;
     filter(stream_len, RB_MIRROR, 64 << 10, threads, 0, &f);
-    ck_assert_int_eq(f.outcome, PP_DONE);
+    ck_assert_int_eq(f.outcome, FW_DONE);
     ck_assert(f.res.mirrored);
     ck_assert_int_eq(f.res.threads, threads);
     ck_assert_uint_eq(f.tally.messages, NMSG);
@@ -245,7 +245,7 @@ static void straddle(int threads)
     free(f.got);
 
     filter(stream_len, RB_FLAT, 64 << 10, threads, 0, &f);
-    ck_assert_int_eq(f.outcome, PP_DONE);
+    ck_assert_int_eq(f.outcome, FW_DONE);
     ck_assert(!f.res.mirrored);
     ck_assert_int_eq(f.res.threads, 1); /* the flat ring is never shared */
     ck_assert_uint_eq(f.straddled, 0);
@@ -304,15 +304,15 @@ static void cut_short(int threads)
         for (int k = 0; k <= NMSG; k++)
             boundary |= off[k] == c[i];
         if (boundary) {
-            ck_assert_msg(f.outcome == PP_DONE, "cut %zu: outcome %d", c[i], f.outcome);
+            ck_assert_msg(f.outcome == FW_DONE, "cut %zu: outcome %d", c[i], f.outcome);
         } else {
-            ck_assert_msg(f.outcome == PP_UPSTREAM_BAD, "cut %zu: outcome %d", c[i], f.outcome);
+            ck_assert_msg(f.outcome == FW_UPSTREAM_BAD, "cut %zu: outcome %d", c[i], f.outcome);
             ck_assert_int_eq(f.res.err.code, TR_E_FRAME_TRUNCATED);
             ck_assert_uint_eq(f.res.err.offset, c[i]);
             char what[512];
             char want[64];
             snprintf(want, sizeof want, "at byte %zu", c[i]);
-            ck_assert_ptr_nonnull(strstr(pp_describe(&f.res, what, sizeof what), want));
+            ck_assert_ptr_nonnull(strstr(fw_describe(&f.res, what, sizeof what), want));
         }
         check_forwarded(&f, c[i]);
         free(f.got);
@@ -335,7 +335,7 @@ static void bad_frame(int threads)
     stream[off[at]] = 1;
     filtered f;
     filter(stream_len, RB_AUTO, 0, threads, 0, &f);
-    ck_assert_int_eq(f.outcome, PP_UPSTREAM_BAD);
+    ck_assert_int_eq(f.outcome, FW_UPSTREAM_BAD);
     ck_assert_int_eq(f.res.err.code, TR_E_COMPRESSED);
     ck_assert_uint_eq(f.res.err.offset, off[at]);
     ck_assert_uint_eq(f.tally.messages, (uint64_t)at);
@@ -345,7 +345,7 @@ static void bad_frame(int threads)
     memcpy(stream, orig, stream_len);
     fr_put_header(stream + off[at], false, FR_DEFAULT_MAX_LEN + 1);
     filter(stream_len, RB_AUTO, 0, threads, 0, &f);
-    ck_assert_int_eq(f.outcome, PP_UPSTREAM_BAD);
+    ck_assert_int_eq(f.outcome, FW_UPSTREAM_BAD);
     ck_assert_int_eq(f.res.err.code, TR_E_FRAME_SIZE);
     ck_assert_uint_eq(f.res.err.offset, off[at] + 1);
     check_forwarded(&f, off[at]);
@@ -369,7 +369,7 @@ static void downstream_leaves(int threads)
     for (size_t i = 0; i < sizeof limits / sizeof limits[0]; i++) {
         filtered f;
         filter(stream_len, RB_AUTO, 64 << 10, threads, limits[i], &f);
-        ck_assert_msg(f.outcome == PP_DOWNSTREAM_IO, "limit %zu: outcome %d", limits[i],
+        ck_assert_msg(f.outcome == FW_DOWNSTREAM_IO, "limit %zu: outcome %d", limits[i],
                       f.outcome);
         ck_assert_msg(strstr(f.res.msg, "downstream") != NULL, "%s", f.res.msg);
         uint8_t *want = malloc(stream_len);
@@ -464,7 +464,7 @@ static void filter_gz(const uint8_t *buf, size_t len, int threads, filtered *out
     ck_assert(pp_set_gzip(pp));
     size_t wlen = 0;
     pp->warn = open_memstream(warn, &wlen);
-    pp_stream_opts o = {.ring_mode = RB_AUTO, .threads = threads, .linger_ms = 5000};
+    fw_opts o = {.ring_mode = RB_AUTO, .threads = threads, .linger_ms = 5000};
     out->outcome = pp_stream(pp, up_a, down_c, &o, &out->res);
     close(up_a);
     close(down_c);
@@ -508,7 +508,7 @@ static void gz_forwarded(int threads)
     pp_pipe *pp;
     char *warn = NULL;
     filter_gz(buf, len, threads, &f, &pp, &warn);
-    ck_assert_int_eq(f.outcome, PP_DONE);
+    ck_assert_int_eq(f.outcome, FW_DONE);
     ck_assert_uint_eq(f.tally.messages, NMSG);
     ck_assert_uint_eq(pp->inflated, NMSG);
     ck_assert_uint_eq(pp->inflate_failed, 0);
@@ -561,7 +561,7 @@ static void gz_corrupt(int threads)
     pp_pipe *pp;
     char *warn = NULL;
     filter_gz(buf, len, threads, &f, &pp, &warn);
-    ck_assert_int_eq(f.outcome, PP_DONE);
+    ck_assert_int_eq(f.outcome, FW_DONE);
     ck_assert_uint_eq(f.tally.messages, NMSG);
     ck_assert_uint_eq(pp->inflate_failed, 2);
     ck_assert_uint_eq(pp->inflated, NMSG - 2);
