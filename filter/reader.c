@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jsonpolicy.h"
 #include "jsonvalid.h"
 
 /* schema/default.rules, built in (scripts/embed.py). */
@@ -43,7 +44,7 @@ bool rd_policy(const rd_choice *c, po_policy *out, char *err, size_t errlen)
     if (c->where != NULL)
         return po_where(c->where, &tr_schema, out, err, errlen);
     if (c->policy != NULL)
-        return po_load(c->policy, &tr_schema, out, err, errlen);
+        return jp_load(c->policy, &tr_schema, out, err, errlen);
     return po_rules(tr_default_rules, tr_default_rules_len, tr_default_rules_path, &tr_schema,
                     out, err, errlen);
 }

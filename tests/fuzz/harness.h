@@ -27,7 +27,7 @@
  *   model, scan_<optic>
  *                 model.h's, for any schema (see there); scan_every runs
  *                 every scan_<optic> on one input, for the replay
- *   policy        po_parse accepts only JSON, only known names, and what it
+ *   policy        jp_parse accepts only JSON, only known names, and what it
  *                 accepts means the default's three rules
  *   differential  verify=schema optics give the decoder's verdict on every
  *                 input (vf_check then the rules, and rd_message), verify=json
@@ -49,6 +49,7 @@
 #include "issues.h"
 #include "model.h"
 #include "rules.h" /* tests/fuzz/rules.h: the rule parser's property */
+#include "jsonpolicy.h"
 #include "policy.h"
 #include "reader.h"
 #include "skip.h"
@@ -473,7 +474,7 @@ FZ_FN const char *fz_scan_every(const uint8_t *d, size_t n)
 
 /* ======================================================= policy ===== */
 
-/* po_parse keeps jsmn's tokens in an uninitialized array on its stack. So
+/* jp_parse keeps jsmn's tokens in an uninitialized array on its stack. So
  * that a read of a token jsmn did not write gives the same answer on every
  * run, and one ASan sees, the stack below the caller is first filled with
  * tokens that point 1 MiB past any text: {type, start, end, size} as ints,
@@ -498,7 +499,7 @@ FZ_FN const char *fz_policy(const uint8_t *d, size_t n)
         memset(err, 'x', sizeof err);
         fz_dirty_stack(shift);
         po_free(&p);
-        bool ok2 = po_parse(t, n, "fuzz", &tr_schema, &p, err, sizeof err);
+        bool ok2 = jp_parse(t, n, "fuzz", &tr_schema, &p, err, sizeof err);
         if (shift > 0)
             FZ_CHECK(ok2 == ok, "policy: the answer depends on what was on the stack");
         ok = ok2;

@@ -23,6 +23,7 @@
 
 #include "frames.h"
 #include "issues.h"
+#include "jsonpolicy.h"
 #include "policy.h"
 #include "reader.h"
 #include "tr_model.h"
@@ -339,7 +340,7 @@ END_TEST
 
 static bool parse(const char *text, po_policy *p, char *err, size_t errlen)
 {
-    return po_parse(text, strlen(text), "p.json", &tr_schema, p, err, errlen);
+    return jp_parse(text, strlen(text), "p.json", &tr_schema, p, err, errlen);
 }
 
 static char *read_text(const char *path)
@@ -604,7 +605,7 @@ START_TEST(load_file)
     write_file(path, "{\"modules\":[\"Search\"]}");
     po_policy p, want, chosen;
     char err[512];
-    ck_assert_msg(po_load(path, &tr_schema, &p, err, sizeof err), "%s", err);
+    ck_assert_msg(jp_load(path, &tr_schema, &p, err, sizeof err), "%s", err);
     const char *rules = "keep kind == Incident && severity in [Sev1, Sev2] && tier == Critical\n"
                         "keep kind == Bug && module == Search\n"
                         "keep kind == Request && plan in [Business, Enterprise] && votes.count >= 130\n";
@@ -623,7 +624,7 @@ START_TEST(load_file)
     po_free(&want);
 
     unlink(path);
-    ck_assert(!po_load(path, &tr_schema, &p, err, sizeof err));
+    ck_assert(!jp_load(path, &tr_schema, &p, err, sizeof err));
     char want_err[600];
     snprintf(want_err, sizeof want_err, "%s: cannot read: No such file or directory", path);
     ck_assert_str_eq(err, want_err);

@@ -16,6 +16,7 @@
 #include "check_util.h"
 #include "flood.h"
 #include "issues.h"
+#include "jsonpolicy.h"
 #include "policy.h"
 #include "object.h"
 #include "reader.h"
@@ -257,12 +258,12 @@ START_TEST(policy_path_is_a_directory)
     ck_assert_ptr_nonnull(mkdtemp(dir));
     po_policy p;
     char err[512] = "";
-    ck_assert(!po_load(dir, &tr_schema, &p, err, sizeof err));
+    ck_assert(!jp_load(dir, &tr_schema, &p, err, sizeof err));
     char want[600];
     snprintf(want, sizeof want, "%s: cannot read: is a directory", dir);
     ck_assert_str_eq(err, want);
     rmdir(dir);
-    ck_assert(!po_load(dir, &tr_schema, &p, err, sizeof err));
+    ck_assert(!jp_load(dir, &tr_schema, &p, err, sizeof err));
     snprintf(want, sizeof want, "%s: cannot read: No such file or directory", dir);
     ck_assert_str_eq(err, want);
 }

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "check_util.h"
+#include "jsonpolicy.h"
 #include "policy.h"
 #include "rules.h"
 
@@ -1169,11 +1170,11 @@ START_TEST(default_rules_mean_the_default_policy)
     REQUIREF(po_rules_file("schema/default.rules", &dm_schema, &pols[0], err, sizeof err), "%s",
              err);
     REQUIRE(ru_count(pols[0].rules) == 3);
-    REQUIREF(po_parse("{}", 2, "empty.json", &dm_schema, &pols[1], err, sizeof err), "%s", err);
+    REQUIREF(jp_parse("{}", 2, "empty.json", &dm_schema, &pols[1], err, sizeof err), "%s", err);
     static const char model_md[] =
         "{\"urgent\":[\"Sev1\",\"Sev2\"],\"tiers\":[\"Critical\"],\"modules\":[\"Payments\"],\n"
         " \"plans\":[\"Business\",\"Enterprise\"],\"minVotes\":130}\n";
-    REQUIREF(po_parse(model_md, strlen(model_md), "model.json", &dm_schema, &pols[2], err,
+    REQUIREF(jp_parse(model_md, strlen(model_md), "model.json", &dm_schema, &pols[2], err,
                       sizeof err),
              "%s", err);
     ru_subject d;
