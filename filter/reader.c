@@ -42,7 +42,7 @@ bool rd_policy(const rd_choice *c, po_policy *out, char *err, size_t errlen)
     if (c->rules != NULL)
         return po_rules_file(c->rules, &tr_schema, out, err, errlen);
     if (c->where != NULL)
-        return po_where(c->where, &tr_schema, out, err, errlen);
+        return po_where(c->where, "--where", &tr_schema, out, err, errlen);
     if (c->policy != NULL)
         return jp_load(c->policy, &tr_schema, out, err, errlen);
     return po_rules(tr_default_rules, tr_default_rules_len, tr_default_rules_path, &tr_schema,

@@ -17,10 +17,11 @@ bool po_rules_file(const char *path, const op_schema *s, po_policy *out, char *e
     return out->rules != NULL;
 }
 
-bool po_where(const char *expr, const op_schema *s, po_policy *out, char *err, size_t errlen)
+bool po_where(const char *expr, const char *name, const op_schema *s, po_policy *out, char *err,
+              size_t errlen)
 {
     out->schema = s;
-    out->rules = ru_where(expr, s, err, errlen);
+    out->rules = ru_where(expr, name, s, err, errlen);
     return out->rules != NULL;
 }
 

@@ -32,9 +32,10 @@ __attribute__((warn_unused_result)) bool po_rules(const char *text, size_t n, co
 __attribute__((warn_unused_result)) bool po_rules_file(const char *path, const op_schema *s,
                                                        po_policy *out, char *err, size_t errlen);
 
-/* The one rule `keep EXPR`. */
-__attribute__((warn_unused_result)) bool po_where(const char *expr, const op_schema *s,
-                                                  po_policy *out, char *err, size_t errlen);
+/* The one rule `keep EXPR`; name stands for it in messages. */
+__attribute__((warn_unused_result)) bool po_where(const char *expr, const char *name,
+                                                  const op_schema *s, po_policy *out, char *err,
+                                                  size_t errlen);
 
 void po_free(po_policy *p);
 

@@ -180,7 +180,7 @@ typedef struct {
     char *err;
     size_t errlen;
     bool failed;
-    bool where; /* --where: one expression, newlines are spaces */
+    bool where; /* ru_where: one expression, newlines are spaces */
     size_t pos;
     int line;   /* of pos */
     int open;   /* '(' and '[' open: newlines are spaces */
@@ -1439,9 +1439,10 @@ ru_rules *ru_parse(const char *text, size_t n, const char *name, const op_schema
     return parse(text, n, name, s, false, err, errlen);
 }
 
-ru_rules *ru_where(const char *expr, const op_schema *s, char *err, size_t errlen)
+ru_rules *ru_where(const char *expr, const char *name, const op_schema *s, char *err,
+                   size_t errlen)
 {
-    return parse(expr, strlen(expr), "--where", s, true, err, errlen);
+    return parse(expr, strlen(expr), name, s, true, err, errlen);
 }
 
 char *ru_read_file(const char *path, size_t limit, size_t *n, char *err, size_t errlen)

@@ -81,11 +81,12 @@ __attribute__((warn_unused_result)) ru_rules *ru_parse(const char *text, size_t 
 __attribute__((warn_unused_result)) ru_rules *ru_load(const char *path, const op_schema *s,
                                                       char *err, size_t errlen);
 
-/* One rule `keep EXPR` from a NUL-terminated expression (the command line's
- * --where); "--where" names it in messages, and columns count from EXPR's
- * first character. Newlines in EXPR are spaces. */
-__attribute__((warn_unused_result)) ru_rules *ru_where(const char *expr, const op_schema *s,
-                                                       char *err, size_t errlen);
+/* One rule `keep EXPR` from a NUL-terminated expression; name stands for it
+ * in messages, and columns count from EXPR's first character. Newlines in
+ * EXPR are spaces. */
+__attribute__((warn_unused_result)) ru_rules *ru_where(const char *expr, const char *name,
+                                                       const op_schema *s, char *err,
+                                                       size_t errlen);
 
 void ru_free(ru_rules *r);
 

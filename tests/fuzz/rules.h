@@ -564,7 +564,7 @@ __attribute__((unused)) static const char *fzr_rules(const uint8_t *d, size_t n)
     }
     if (why == NULL) {
         size_t len = strlen(t);
-        r = ru_where(t, &fzr_schema, err, sizeof err);
+        r = ru_where(t, "--where", &fzr_schema, err, sizeof err);
         if (r == NULL) {
             if (!fzr_placed(err, "--where", t, len))
                 why = "rules: a --where refusal without a place inside the input";

@@ -640,7 +640,7 @@ START_TEST(where)
     const char *expr = "kind == Incident && severity in [Sev1, Sev2] && tier == Critical";
     po_policy p;
     char err[512] = "";
-    REQUIREF(po_where(expr, &tr_schema, &p, err, sizeof err), "%s", err);
+    REQUIREF(po_where(expr, "--where", &tr_schema, &p, err, sizeof err), "%s", err);
     REQUIRE(ru_count(p.rules) == 1 && ru_rule_keeps(p.rules, 0));
     same_ctx c = {.pol = &p, .fn = urgent_incident};
     same_verdicts(&c);
@@ -658,9 +658,10 @@ START_TEST(where)
     snprintf(want, sizeof want, "--where:1:33: '%s' is not a case of Severity (cases: %s)",
              "Sev9", case_list(tr_Severity_names, TR_SEVERITY_COUNT));
     REQUIRE(tr_Severity_from("Sev9", 4) < 0);
-    ck_assert(!po_where("kind == Incident && severity == Sev9", &tr_schema, &p, err, sizeof err));
+    ck_assert(!po_where("kind == Incident && severity == Sev9", "--where", &tr_schema, &p, err,
+                        sizeof err));
     ck_assert_str_eq(err, want);
-    ck_assert(!po_where("(kind == Bug", &tr_schema, &p, err, sizeof err));
+    ck_assert(!po_where("(kind == Bug", "--where", &tr_schema, &p, err, sizeof err));
     ck_assert_str_eq(err, "--where:1:13: expected '&&', '||' or ')', found the end");
     rd_choice bad = {.where = "votes.cnt >= 3"};
     ck_assert(!rd_policy(&bad, &p, err, sizeof err));

@@ -50,7 +50,7 @@ static void refused(const char *text, size_t n, const char *want, int line)
 /* The same for --where's expression. */
 static void where_refused(const char *expr, const char *want, int line)
 {
-    ru_rules *r = ru_where(expr, &fzr_schema, err, sizeof err);
+    ru_rules *r = ru_where(expr, "--where", &fzr_schema, err, sizeof err);
     REQUIREF(r == NULL, "line %d: '%s' loaded", line, expr);
     REQUIREF(strcmp(err, want) == 0, "line %d: '%s'\n  gave: %s\n  want: %s", line, expr, err, want);
 }
@@ -436,7 +436,7 @@ END_TEST
 START_TEST(where_is_one_keep_rule)
 {
     fzr_msg m = full();
-    ru_rules *r = ru_where("kind == B &&\nflag", &fzr_schema, err, sizeof err);
+    ru_rules *r = ru_where("kind == B &&\nflag", "--where", &fzr_schema, err, sizeof err);
     REQUIREF(r != NULL, "%s", err);
     REQUIRE(ru_count(r) == 1 && ru_rule_keeps(r, 0));
     REQUIRE(judge(r, &m));
