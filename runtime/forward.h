@@ -47,7 +47,7 @@ typedef enum { FW_OK, FW_BAD_STREAM, FW_FLUSH_FAILED } fw_status;
 /* Where a feed gathers the frames to forward. flush writes them and
  * empties the gather (0, or -1 with the reason in err); fw_run sets it
  * while it runs. Without one, a full gather is emptied unwritten (a feed
- * over bytes in memory, as a benchmark runs it). */
+ * over bytes in memory, run alone). */
 typedef struct fw_sink fw_sink;
 struct fw_sink {
     fr_gather gather;

@@ -11,7 +11,7 @@
  * whether we are in an object or an array; the bracket stack says what to
  * go back to) reads only those, one table step each; a number or literal
  * is read where it starts (js_number_raw for numbers) and its bytes are
- * skipped. A 4 KB Issue has some 600 tokens, so most of its bytes (string
+ * skipped. A 4 KB message has some 600 tokens, so most of its bytes (string
  * contents) cost a share of three vector compares.
  *
  * One block step (jv_block) is shared by every width; only the masks
@@ -133,7 +133,7 @@ typedef struct {
 
 typedef struct {
     const uint8_t *end;
-    js_ctx ctx; /* for json.h's readers, which judge the odd strings, numbers, literals */
+    js_ctx ctx; /* for json.h's parsers, which judge the odd strings, numbers, literals */
     /* the member sought */
     jv_find *find;
     bool seeking;
@@ -151,7 +151,7 @@ static inline const uint8_t *literal(const uint8_t *p, const uint8_t *end, const
 /* A key at depth 1 at c, while seeking: the member, when it is the one. */
 static void seek_key(jv_state *st, const uint8_t *c)
 {
-    /* skip.h's key reader: unescapes, compares, and steps over the ':' */
+    /* skip.h's key parser: unescapes, compares, and steps over the ':' */
     const uint8_t *v;
     if (sk_key_slow(c, st->end, &st->find->key, 1, &v) != 0 || v >= st->end)
         return;

@@ -3,15 +3,15 @@
  *
  * The language (one rule a line; '#' starts a comment outside strings):
  *
- *   keep kind == Incident && severity in [Sev1, Sev2] && tier == Critical
- *   drop has(votes) && !(votes.count >= 10 || plan == Enterprise)
+ *   keep kind == Outage && level in [High, Urgent] && region == Eu
+ *   drop has(owner) && !(owner.age >= 10 || team == Core)
  *
  * Rules are tried in order; the first whose expression holds decides; when
  * none holds the message is dropped (so an empty file drops everything). An
  * expression goes on over the next lines while a '(' or '[' is open.
  *   EXPR     := AND ('||' AND)*        AND := UNARY ('&&' UNARY)*
  *   UNARY    := '!'* PRIMARY           ('!' negates the comparison after it:
- *                                       !kind == Bug is !(kind == Bug))
+ *                                       !kind == Alert is !(kind == Alert))
  *   PRIMARY  := '(' EXPR ')' | 'has' '(' PATH ')' | X (OP X)? | X 'in' '[' LIT,* ']'
  *   X        := PATH | LIT             PATH := optic ('.' field)*
  *   LIT      := a bare word (a case of the enum or union on the other side),
