@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "opts.h"
+#include "out.h"
 #include "source.h"
 #include "verify.h"
 

@@ -6,6 +6,8 @@
 
 #include "cmd.h"
 #include "gzip.h"
+#include "opts.h"
+#include "out.h"
 #include "reader.h"
 #include "skip.h"
 #include "source.h"

@@ -22,6 +22,8 @@
 #include "cmd.h"
 #include "h2proxy.h"
 #include "gzip.h"
+#include "opts.h"
+#include "out.h"
 #include "pipe.h"
 #include "reader.h"
 #include "services.h"

@@ -25,6 +25,8 @@
 #include <jsmn.h>
 
 #include "cmd.h"
+#include "opts.h"
+#include "out.h"
 #include "pipe.h"
 #include "services.h"
 #include "tally.h"

@@ -10,6 +10,8 @@
 #include "cmd.h"
 #include "issues.h"
 #include "net.h"
+#include "opts.h"
+#include "out.h"
 #include "pipe.h"
 #include "reader.h"
 #include "skip.h"
