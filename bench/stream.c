@@ -22,11 +22,11 @@
 #include <string.h>
 
 #include "bench.h"
+#include "benches.h"
 #include "issues.h"
 #include "pipe.h"
 #include "reader.h"
 #include "skip.h"
-#include "triage.h"
 
 #define MESSAGES 1024
 

@@ -26,11 +26,11 @@
 #include <string.h>
 
 #include "bench.h"
+#include "benches.h"
 #include "gzip.h"
 #include "reader.h"
 #include "verify.h"
 #include "skip.h"
-#include "triage.h"
 #include "jsonvalid.h"
 #include "flood.h"
 
