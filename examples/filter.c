@@ -48,7 +48,7 @@ int main(int argc, char **argv)
         return 2;
     }
 
-    /* The rules' reader caches the optics read for the current message. Its
+    /* The message being judged, with the optics read from it so far. Its
      * arena takes the strings scanners unescape: as large as a message can be. */
     static ru_subject subj; /* about 14 KiB: not on the stack */
     ar_arena arena;
