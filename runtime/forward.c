@@ -165,8 +165,8 @@ static void maybe_progress(progress_clock *pc, const tl_tally *t)
     pc->o->progress(pc->o->progress_ctx, t);
 }
 
-/* The one-thread loop: read a piece, handle its whole frames, write the
- * kept ones, consume; repeat. */
+/* The one-thread loop: read a piece, feed its whole frames, write the
+ * gathered ones, consume; repeat. */
 
 /* One read from upstream into the ring; on failure the result says so
  * (FW_UPSTREAM_IO, with the stream offset) and -1 comes back. */
