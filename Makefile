@@ -26,7 +26,16 @@ SANFLAGS ?=
 # -MMD -MP: each object's .d beside it lists the headers it included, so an
 # object is rebuilt when one of them changes, and only then.
 CFLAGS := -std=c11 $(OPT) -g -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
-          -D_GNU_SOURCE -Iruntime -I$(GEN) -Idemo -MMD -MP $(SANFLAGS) $(EXTRA_CFLAGS)
+          -D_GNU_SOURCE -MMD -MP $(SANFLAGS) $(EXTRA_CFLAGS)
+# Each layer compiles with the include paths of what it uses, and no more:
+# the runtime sees itself; the generated code the runtime and itself; the
+# filter layer (filter/) both and itself; the demo the filter layer and
+# itself; the bench the filter layer and itself.
+RUNTIME_INC := -Iruntime
+GEN_INC := $(RUNTIME_INC) -I$(GEN)
+FILTER_INC := $(GEN_INC) -Ifilter
+DEMO_INC := $(FILTER_INC) -Idemo
+BENCH_INC := $(FILTER_INC) -Ibench
 LDFLAGS := $(SANFLAGS)
 LDLIBS := -lm -lpthread -ldeflate $(shell pkg-config --libs libnghttp2 2>/dev/null || echo -lnghttp2)
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt -lm -pthread)
@@ -50,8 +59,8 @@ GEN_C := $(GEN_NAMES:%=$(GEN)/%.c)
 GEN_STAMP := $(GEN)/.stamp
 
 RUNTIME_SRC := $(sort $(wildcard runtime/*.c))
-DEMO_LIB_SRC := demo/issues.c demo/readers.c demo/pipe.c demo/verify.c
-DEMO_SRC := $(filter-out $(DEMO_LIB_SRC),$(sort $(wildcard demo/*.c)))
+FILTER_SRC := $(sort $(wildcard filter/*.c))
+DEMO_SRC := $(sort $(wildcard demo/*.c))
 TEST_SRC := $(sort $(wildcard tests/unit/test_*.c))
 BENCH_SRC := $(sort $(wildcard bench/*.c))
 
@@ -61,9 +70,13 @@ BENCH_SRC := $(sort $(wildcard bench/*.c))
 RT_BUILD ?= $(BUILD)
 RUNTIME_OBJ := $(RUNTIME_SRC:runtime/%.c=$(RT_BUILD)/obj/runtime/%.o)
 GEN_OBJ := $(GEN_NAMES:%=$(BUILD)/obj/gen/%.o)
-DEMO_LIB_OBJ := $(DEMO_LIB_SRC:demo/%.c=$(BUILD)/obj/demo/%.o) $(BUILD)/obj/gen/tr_default_rules.o
+# The runtime and the generated code (what libtriage.a holds), and the
+# filter layer over them with the default rules built in: what every
+# program links.
+MODEL_OBJ := $(RUNTIME_OBJ) $(GEN_OBJ)
+FILTER_OBJ := $(FILTER_SRC:filter/%.c=$(BUILD)/obj/filter/%.o) $(BUILD)/obj/gen/tr_default_rules.o
+SHARED_OBJ := $(MODEL_OBJ) $(FILTER_OBJ)
 DEMO_OBJ := $(DEMO_SRC:demo/%.c=$(BUILD)/obj/demo/%.o)
-LIB_OBJ := $(RUNTIME_OBJ) $(GEN_OBJ) $(DEMO_LIB_OBJ)
 TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 BENCH_OBJ := $(BENCH_SRC:bench/%.c=$(BUILD)/obj/bench/%.o)
 
@@ -152,26 +165,31 @@ $(GEN)/tr_scan_%.c: $(GEN)/tr_scan_%.re
 $(RT_BUILD)/obj/runtime/%.o: runtime/%.c | $(GEN_STAMP)
 	@mkdir -p $(@D)
 	$(call say,CC,$@)
-	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+	$(Q)$(CC) $(CFLAGS) $(RUNTIME_INC) -c $< -o $@
 
 $(BUILD)/obj/gen/%.o: $(GEN)/%.c | $(GEN_STAMP)
 	@mkdir -p $(@D)
 	$(call say,CC,$@)
-	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+	$(Q)$(CC) $(CFLAGS) $(GEN_INC) -c $< -o $@
+
+$(BUILD)/obj/filter/%.o: filter/%.c | $(GEN_STAMP)
+	@mkdir -p $(@D)
+	$(call say,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $(FILTER_INC) -c $< -o $@
 
 $(BUILD)/obj/demo/%.o: demo/%.c | $(GEN_STAMP)
 	@mkdir -p $(@D)
 	$(call say,CC,$@)
-	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+	$(Q)$(CC) $(CFLAGS) $(DEMO_INC) -c $< -o $@
 
-$(BUILD)/triage-demo: $(DEMO_OBJ) $(LIB_OBJ)
+$(BUILD)/triage-demo: $(DEMO_OBJ) $(SHARED_OBJ)
 	$(call say,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) $^ -o $@ $(LDLIBS)
 
 $(BUILD)/obj/bench/%.o: bench/%.c | $(GEN_STAMP)
 	@mkdir -p $(@D)
 	$(call say,CC,$@)
-	$(Q)$(CC) $(CFLAGS) $(BENCH_DEFS) -Ibench -c $< -o $@
+	$(Q)$(CC) $(CFLAGS) $(BENCH_DEFS) $(BENCH_INC) -c $< -o $@
 
 $(BUILD)/obj/bench/%.o: bench/%.cpp | deps
 	@mkdir -p $(@D)
@@ -179,24 +197,23 @@ $(BUILD)/obj/bench/%.o: bench/%.cpp | deps
 	$(Q)$(BENCH_CXX) -std=c++17 $(OPT) -g -Wall -Wextra -Werror -MMD -MP $(SANFLAGS) $(BENCH_DEFS) \
 	  -Ibench $(shell pkg-config --cflags simdjson) -c $< -o $@
 
-# Demo objects other than the command line itself (readers, issues) serve the bench too.
-$(BUILD)/triage-bench: $(BENCH_OBJ) $(BENCH_CXX_OBJ) $(filter-out $(BUILD)/obj/demo/main.o,$(DEMO_OBJ)) $(LIB_OBJ)
+$(BUILD)/triage-bench: $(BENCH_OBJ) $(BENCH_CXX_OBJ) $(SHARED_OBJ)
 	$(call say,LINK,$@)
 	$(Q)$(BENCH_LD) $(LDFLAGS) $^ -o $@ $(BENCH_LIBS) $(LDLIBS)
 
-$(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJ)
+$(BUILD)/tests/%: tests/unit/%.c $(SHARED_OBJ)
 	@mkdir -p $(@D)
 	$(call say,CC,$@)
-	$(Q)$(CC) $(CFLAGS) -Itests/unit $< $(filter %.o,$^) -o $@ $(LDFLAGS) $(CHECK_LIBS) $(LDLIBS)
+	$(Q)$(CC) $(CFLAGS) $(FILTER_INC) -Itests/unit $< $(filter %.o,$^) -o $@ $(LDFLAGS) $(CHECK_LIBS) \
+	  $(LDLIBS)
 
-# The suite that holds for any schema links the runtime and the generated
-# code alone, so it builds for schemas the demo cannot run on.
-MODEL_OBJ := $(RUNTIME_OBJ) $(GEN_OBJ)
+# The suites that hold for any schema see and link the runtime and the
+# generated code alone, so they build for schemas the demo cannot run on.
 MODEL_TESTS := $(BUILD)/tests/test_model $(BUILD)/tests/test_rules_model
 $(MODEL_TESTS): $(BUILD)/tests/%: tests/unit/%.c $(MODEL_OBJ)
 	@mkdir -p $(@D)
 	$(call say,CC,$@)
-	$(Q)$(CC) $(CFLAGS) -Itests/unit $< $(MODEL_OBJ) -o $@ $(LDFLAGS) $(CHECK_LIBS) $(LDLIBS)
+	$(Q)$(CC) $(CFLAGS) $(GEN_INC) -Itests/unit $< $(MODEL_OBJ) -o $@ $(LDFLAGS) $(CHECK_LIBS) $(LDLIBS)
 
 demo: all
 	$(BUILD)/triage-demo run 200000
@@ -332,6 +349,7 @@ fuzz-bins: $(BUILD)/bin/mkcorpus $(BUILD)/bin/seeds $(FUZZ_NAMES:%=$(BUILD)/bin/
 # and scan_<optic> harnesses alone, linked with the runtime and the
 # generated code only.
 model-fuzz-bins: $(BUILD)/bin/seeds $(MODEL_FUZZ:%=$(BUILD)/bin/fuzz_%)
+FUZZ_INC = $(if $(MODEL_ONLY),$(GEN_INC),$(FILTER_INC))
 FUZZ_DEFS = $(if $(MODEL_ONLY),-DFZ_MODEL_ONLY)
 
 # The harnesses' objects: fuzz_model.o holds for any schema, the others
@@ -341,14 +359,14 @@ FUZZ_MODEL_OBJ := $(BUILD)/obj/fuzz/fuzz_model.o
 FUZZ_DEMO_OBJ := $(FUZZ_MODEL_OBJ) $(patsubst %,$(BUILD)/obj/fuzz/%.o,harness fuzz_wire \
                  fuzz_decode fuzz_judge fuzz_rules)
 FUZZ_OBJ = $(BUILD)/obj/fuzz/fuzz.o \
-           $(if $(MODEL_ONLY),$(FUZZ_MODEL_OBJ) $(MODEL_OBJ),$(FUZZ_DEMO_OBJ) $(LIB_OBJ))
+           $(if $(MODEL_ONLY),$(FUZZ_MODEL_OBJ) $(MODEL_OBJ),$(FUZZ_DEMO_OBJ) $(SHARED_OBJ))
 $(BUILD)/tests/test_verify: $(FUZZ_DEMO_OBJ)
 $(BUILD)/tests/test_rules: $(BUILD)/obj/fuzz/fuzz_rules.o
 
 $(BUILD)/obj/fuzz/%.o: tests/fuzz/%.c | $(GEN_STAMP)
 	@mkdir -p $(@D)
 	$(call say,CC,$@)
-	$(Q)$(CC) $(CFLAGS) $(FUZZ_DEFS) -c $< -o $@
+	$(Q)$(CC) $(CFLAGS) $(FUZZ_INC) $(FUZZ_DEFS) -c $< -o $@
 
 $(BUILD)/bin/fuzz: $(FUZZ_OBJ)
 	@mkdir -p $(@D)
@@ -363,12 +381,12 @@ $(FUZZ_NAMES:%=$(BUILD)/bin/fuzz_%): $(BUILD)/bin/fuzz
 $(BUILD)/bin/seeds: tests/fuzz/seeds.c $(MODEL_OBJ)
 	@mkdir -p $(@D)
 	$(call say,CC,$@)
-	$(Q)$(CC) $(CFLAGS) $< $(MODEL_OBJ) -o $@ $(LDFLAGS) $(LDLIBS)
+	$(Q)$(CC) $(CFLAGS) $(GEN_INC) $< $(MODEL_OBJ) -o $@ $(LDFLAGS) $(LDLIBS)
 
-$(BUILD)/bin/mkcorpus: tests/fuzz/corpus.c $(LIB_OBJ)
+$(BUILD)/bin/mkcorpus: tests/fuzz/corpus.c $(MODEL_OBJ)
 	@mkdir -p $(@D)
 	$(call say,CC,$@)
-	$(Q)$(CC) $(CFLAGS) $< $(LIB_OBJ) -o $@ $(LDFLAGS) $(LDLIBS)
+	$(Q)$(CC) $(CFLAGS) $(GEN_INC) $< $(MODEL_OBJ) -o $@ $(LDFLAGS) $(LDLIBS)
 
 # The seeds are cut from what the gcc build's triage-demo generates.
 fuzz-build: deps $(BUILD)/triage-demo

@@ -41,13 +41,13 @@
 #include <nghttp2/nghttp2.h>
 
 #include "bench.h"
+#include "benches.h"
 #include "h2proxy.h"
 #include "issues.h"
 #include "net.h"
 #include "policy.h"
-#include "readers.h"
+#include "reader.h"
 #include "skip.h"
-#include "triage.h"
 
 #define POOL 256
 #define REPS 3 /* each row's reps (1 with --quick); the median is reported */

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "bench.h"
-#include "triage.h"
+#include "benches.h"
 #include "version.h"
 
 static const struct {

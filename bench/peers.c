@@ -33,11 +33,11 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "benches.h"
 #include "issues.h"
 #include "peers.h"
-#include "readers.h"
+#include "reader.h"
 #include "skip.h"
-#include "triage.h"
 
 #define POOL 256
 #define ARENA (16u << 20)

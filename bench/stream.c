@@ -1,4 +1,4 @@
-/* stream.c: bench `stream`: the filter's pipe in memory (demo/pipe.h, the
+/* stream.c: bench `stream`: the filter's pipe in memory (filter/pipe.h, the
  * code the filter runs). 1024 generated messages' frames (size 7, detail
  * late) arrive in 256 KiB pieces: each piece is copied into the read buffer
  * where read(2) would have put it, then split in place, judged, tallied,
@@ -22,11 +22,11 @@
 #include <string.h>
 
 #include "bench.h"
+#include "benches.h"
 #include "issues.h"
 #include "pipe.h"
-#include "readers.h"
+#include "reader.h"
 #include "skip.h"
-#include "triage.h"
 
 #define MESSAGES 1024
 
@@ -58,8 +58,8 @@ static void pass(void *arg, size_t unused)
         const uint8_t *d = rb_data(&c->ring, &avail);
         if (pp_feed(c->pp, d, d + avail, c->ring.consumed, &used) != PP_OK)
             c->failed = true;
-        bn_sink += c->pp->gather.n;
-        fr_gather_reset(&c->pp->gather); /* "written" */
+        bn_sink += c->pp->sink.gather.n;
+        fr_gather_reset(&c->pp->sink.gather); /* "written" */
         rb_consume(&c->ring, used);
     }
 }
@@ -92,7 +92,7 @@ fail:
     return NULL;
 }
 
-static bool setup(ctx_t *c, pp_reader r, bool gzip, const po_policy *pol, uint8_t *stream,
+static bool setup(ctx_t *c, rd_type r, bool gzip, const po_policy *pol, uint8_t *stream,
                   size_t len)
 {
     char err[256];
@@ -143,10 +143,10 @@ int bench_stream(const bn_opts *o)
     /* So must the gzip readers, on the compressed pool, as on the plain. */
     ctx_t a, b, za, zb;
     int rc = 0;
-    if (!setup(&a, PP_OPTICS, false, &pol, stream, len) ||
-        !setup(&b, PP_DECODE, false, &pol, stream, len) ||
-        !setup(&za, PP_OPTICS, true, &pol, zstream, zlen) ||
-        !setup(&zb, PP_DECODE, true, &pol, zstream, zlen)) {
+    if (!setup(&a, RD_OPTICS, false, &pol, stream, len) ||
+        !setup(&b, RD_DECODE, false, &pol, stream, len) ||
+        !setup(&za, RD_OPTICS, true, &pol, zstream, zlen) ||
+        !setup(&zb, RD_DECODE, true, &pol, zstream, zlen)) {
         free(stream);
         free(zstream);
         return 1;
@@ -173,14 +173,14 @@ int bench_stream(const bn_opts *o)
     teardown(&zb);
 
     static const struct {
-        pp_reader reader;
+        rd_type reader;
         bool gzip;
         const char *name;
-    } cases[] = {{PP_OPTICS, false, "optics"},
-                 {PP_DECODE, false, "decode"},
-                 {PP_NONE, false, "none"},
-                 {PP_OPTICS, true, "optics-gzip"},
-                 {PP_DECODE, true, "decode-gzip"}};
+    } cases[] = {{RD_OPTICS, false, "optics"},
+                 {RD_DECODE, false, "decode"},
+                 {RD_NONE, false, "none"},
+                 {RD_OPTICS, true, "optics-gzip"},
+                 {RD_DECODE, true, "decode-gzip"}};
     for (size_t k = 0; k < sizeof cases / sizeof cases[0] && rc == 0; k++) {
         ctx_t c;
         bool gz = cases[k].gzip;

@@ -6,7 +6,7 @@
  *   optics         slice out the detail, judge it through the scanners
  *   detail         slice out the detail alone (the walk the optics start with)
  *   optics-json    optics with --verify json: one pass validates the message
- *                  and finds the detail (valid.h), then the leaves
+ *                  and finds the detail (jsonvalid.h), then the leaves
  *   optics-schema  optics with --verify schema: the generated validator
  *                  (decode's rules) hands back the detail, then the leaves
  *   json-validate  js_validate alone (json.h: the reference, what `check
@@ -16,7 +16,7 @@
  *   optics-gzip    the message arrives gzip-compressed: inflate, then optics
  *   decode-gzip    the same, then decode
  *   decode-flood   one Issue whose tags map holds 65 536 keys built to collide
- *                  under an unkeyed hash (tests/unit/flood.h), decoded whole;
+ *                  under an unkeyed hash (filter/flood.h), decoded whole;
  *                  decode-flood-random the same with random keys: the two
  *                  should cost the same (late layout only)
  *
@@ -26,13 +26,13 @@
 #include <string.h>
 
 #include "bench.h"
-#include "inflate.h"
-#include "readers.h"
+#include "benches.h"
+#include "gzip.h"
+#include "reader.h"
 #include "verify.h"
 #include "skip.h"
-#include "triage.h"
-#include "valid.h"
-#include "../tests/unit/flood.h"
+#include "jsonvalid.h"
+#include "flood.h"
 
 #define POOL 256
 #define ARENA (16u << 20)

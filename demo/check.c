@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "opts.h"
+#include "out.h"
 #include "source.h"
 #include "verify.h"
 
@@ -55,7 +57,7 @@ int cmd_check(int argc, char **argv)
 
     char err[256];
     vf_checker *vc = vf_new();
-    src_reader src;
+    src_input src;
     if (vc == NULL || !src_open(&src, STDIN_FILENO, false, err, sizeof err)) {
         fprintf(stderr, "triage-demo check: %s\n", vc == NULL ? "out of memory" : err);
         vf_free(vc);

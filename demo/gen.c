@@ -7,6 +7,8 @@
 
 #include "cmd.h"
 #include "issues.h"
+#include "opts.h"
+#include "out.h"
 
 static void help(FILE *f)
 {

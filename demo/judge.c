@@ -5,8 +5,10 @@
 #include <unistd.h>
 
 #include "cmd.h"
-#include "inflate.h"
-#include "readers.h"
+#include "gzip.h"
+#include "opts.h"
+#include "out.h"
+#include "reader.h"
 #include "skip.h"
 #include "source.h"
 #include "tally.h"
@@ -77,14 +79,14 @@ static int print_list(const char *v, int *optics, int max)
 }
 
 /* One --print line: the optics' values, tab-separated, '-' for a miss. */
-static void print_values(ru_reader *rd, const int *optics, int n, char *buf, size_t cap)
+static void print_values(ru_subject *rd, const int *optics, int n, char *buf, size_t cap)
 {
     for (int k = 0; k < n; k++) {
         op_value v;
         const op_optic *o = &tr_schema.optics[optics[k]];
         size_t w = 0;
         if (ru_read(rd, optics[k], &v))
-            w = ru_format(o, &v, ru_reader_is_model(rd), buf, cap);
+            w = ru_format(o, &v, ru_subject_is_model(rd), buf, cap);
         if (k > 0)
             putchar('\t');
         if (w == 0)
@@ -145,7 +147,7 @@ int cmd_judge(int argc, char **argv)
     }
 
     sk_init();
-    src_reader src;
+    src_input src;
     if (!src_open(&src, STDIN_FILENO, gzip, err, sizeof err)) {
         fprintf(stderr, "triage-demo judge: %s\n", err);
         po_free(&policy);

@@ -5,7 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cmd.h"
+#include "opts.h"
 
 bool opt_u64(const char *opt, const char *val, uint64_t max, uint64_t *out)
 {
@@ -92,39 +92,6 @@ bool opt_count(const char *cmd, const char *opt, const char *val, uint64_t max, 
         return true;
     fprintf(stderr, "triage-demo %s: %s must be at least 1, not '%s'\n", cmd, opt, val);
     return false;
-}
-
-static int out_errno;
-
-bool out_failed(void)
-{
-    if (!ferror(stdout))
-        return false;
-    if (out_errno == 0)
-        out_errno = errno != 0 ? errno : EIO;
-    return true;
-}
-
-bool out_flush_failed(void)
-{
-    fflush(stdout); /* a failure sets the stream's error flag and errno */
-    return out_failed();
-}
-
-int out_close(const char *cmd)
-{
-    errno = 0;
-    if (fflush(stdout) != 0)
-        out_failed();
-    out_failed();
-    /* close too: some file systems report a failed write only there */
-    errno = 0;
-    if (fclose(stdout) != 0 && out_errno == 0)
-        out_errno = errno != 0 ? errno : EIO;
-    if (out_errno == 0)
-        return 0;
-    fprintf(stderr, "triage-demo %s: cannot write stdout: %s\n", cmd, strerror(out_errno));
-    return 1;
 }
 
 bool opt_rules(int argc, char **argv, int *i, rd_choice *c, bool *bad)

@@ -21,9 +21,11 @@
 
 #include "cmd.h"
 #include "h2proxy.h"
-#include "inflate.h"
+#include "gzip.h"
+#include "opts.h"
+#include "out.h"
 #include "pipe.h"
-#include "readers.h"
+#include "reader.h"
 #include "services.h"
 #include "skip.h"
 #include "tally.h"
@@ -75,7 +77,7 @@ static void help(FILE *f)
 }
 
 typedef struct {
-    pp_reader reader;
+    rd_type reader;
     po_policy policy;
     rd_reader *rd;
     vf_level verify;
@@ -89,7 +91,7 @@ static int px_judge(void *ctx, const hp_message *m, char *why, size_t whylen)
 {
     px_ctx *x = ctx;
     size_t frame = FR_HEADER_LEN + m->n;
-    if (x->reader == PP_NONE) {
+    if (x->reader == RD_NONE) {
         tl_count(&x->tally, -1, true, frame);
         return HP_KEEP;
     }
@@ -117,7 +119,7 @@ static int px_judge(void *ctx, const hp_message *m, char *why, size_t whylen)
     int kind = -1;
     bool keep;
     uint64_t t0 = pp_now_ns(); /* the monotonic clock is read in user space */
-    if (x->reader == PP_OPTICS)
+    if (x->reader == RD_OPTICS)
         keep = rd_message(x->rd, x->verify, msg) && po_judge(&x->policy, &x->rd->ru, &kind);
     else
         keep = rd_decode(x->rd, msg) && po_judge(&x->policy, &x->rd->ru, &kind);
@@ -183,7 +185,7 @@ static void px_tally_add(tl_tally *a, const tl_tally *b)
 static void print_json(const px_ctx *x, const hp_stats *s, const char *dir, double seconds,
                        const px_worker *w, int n)
 {
-    printf("{\"reader\":\"%s\",\"direction\":\"%s\",\"calls\":%llu,", pp_reader_name(x->reader),
+    printf("{\"reader\":\"%s\",\"direction\":\"%s\",\"calls\":%llu,", rd_type_name(x->reader),
            dir, (unsigned long long)s->calls);
     tl_print_json(stdout, &x->tally, seconds);
     printf(",\"calls_failed\":%llu,\"calls_cancelled\":%llu,\"connections\":%llu,"
@@ -221,7 +223,7 @@ static void print_text(const px_ctx *x, const hp_stats *s, const char *dir, doub
                        const px_worker *w, int n)
 {
     char label[64];
-    snprintf(label, sizeof label, "proxy (%s, %s)", pp_reader_name(x->reader), dir);
+    snprintf(label, sizeof label, "proxy (%s, %s)", rd_type_name(x->reader), dir);
     tl_print(stdout, label, &x->tally, seconds);
     printf("  calls: %llu (%llu ended by the proxy, %llu cancelled) on %llu connections, "
            "%llu to the server\n",
@@ -373,7 +375,7 @@ int cmd_proxy(int argc, char **argv)
     }
     px_ctx x;
     memset(&x, 0, sizeof x);
-    if (!pp_reader_parse(reader_s, &x.reader)) {
+    if (!rd_type_parse(reader_s, &x.reader)) {
         fprintf(stderr, "triage-demo proxy: --reader is optics, decode or none, not '%s'\n",
                 reader_s);
         return 2;
@@ -410,15 +412,15 @@ int cmd_proxy(int argc, char **argv)
         px_ctx *wx = &w[i].x;
         *wx = x; /* the policy's rules are shared: immutable */
         wx->tally.allocations = 0;
-        if (x.reader == PP_NONE)
+        if (x.reader == RD_NONE)
             continue;
         wx->rd = rd_new();
-        if (wx->rd == NULL || (x.reader == PP_DECODE && !rd_decoding(wx->rd)) ||
+        if (wx->rd == NULL || (x.reader == RD_DECODE && !rd_decoding(wx->rd)) ||
             (gzip && !gz_inflater_init(&wx->gz, 0))) {
             fprintf(stderr, "triage-demo proxy: out of memory\n");
             goto out;
         }
-        wx->tally.allocations += RD_ALLOCS + (x.reader == PP_DECODE ? RD_DECODE_ALLOCS : 0) +
+        wx->tally.allocations += RD_ALLOCS + (x.reader == RD_DECODE ? RD_DECODE_ALLOCS : 0) +
                                  (gzip ? wx->gz.allocs : 0);
     }
     /* SIGTERM and SIGINT arrive on a descriptor the loop (or, with workers,

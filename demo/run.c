@@ -25,6 +25,8 @@
 #include <jsmn.h>
 
 #include "cmd.h"
+#include "opts.h"
+#include "out.h"
 #include "pipe.h"
 #include "services.h"
 #include "tally.h"
@@ -256,7 +258,7 @@ typedef struct {
 } run_opts;
 
 typedef struct {
-    pp_reader reader;
+    rd_type reader;
     tl_tally t;
     double seconds;
     char ring[16];
@@ -355,13 +357,13 @@ static void read_upstream_line(result *r, child *up, uint64_t conn, int timeout_
 
 /* up_child serves this run as its connection number conn (from 1): its
  * line about it is read after the run. */
-static void one_run(result *r, pp_reader reader, const char *up, child *up_child, uint64_t conn,
+static void one_run(result *r, rd_type reader, const char *up, child *up_child, uint64_t conn,
                     uint64_t count, const run_opts *o, bool timed)
 {
     memset(r, 0, sizeof *r);
     r->reader = reader;
     r->ok = true;
-    const char *name = pp_reader_name(reader);
+    const char *name = rd_type_name(reader);
 
     char *dargv[10];
     int k = 0;
@@ -370,7 +372,7 @@ static void one_run(result *r, pp_reader reader, const char *up, child *up_child
     dargv[k++] = "--listen=127.0.0.1:0";
     if (o->gzip)
         dargv[k++] = "--grpc-encoding=gzip";
-    if (reader == PP_NONE)
+    if (reader == RD_NONE)
         dargv[k++] = "--count-only";
     /* the rules, as two arguments (an expression may be long) */
     char *rules_opt[2] = {NULL, NULL};
@@ -498,8 +500,8 @@ static bool inflate_figures(const result *r, double *ratio, double *ns)
 
 static void report_text(const result *r, const run_opts *o)
 {
-    tl_print(stdout, pp_reader_name(r->reader), &r->t, r->seconds);
-    if (o->gzip && r->reader != PP_NONE)
+    tl_print(stdout, rd_type_name(r->reader), &r->t, r->seconds);
+    if (o->gzip && r->reader != RD_NONE)
         svc_print_inflate(stdout, r->inflated, r->compressed_bytes, r->inflated_bytes,
                           r->inflate_ns, r->inflate_failed);
     if (r->count_only)
@@ -522,7 +524,7 @@ static void report_text(const result *r, const run_opts *o)
 
 static void report_json(const result *r, const run_opts *o)
 {
-    printf("{\"reader\":\"%s\",", pp_reader_name(r->reader));
+    printf("{\"reader\":\"%s\",", rd_type_name(r->reader));
     tl_print_json(stdout, &r->t, r->seconds);
     printf(",\"downstream\":{\"received\":%llu,\"bytes\":%llu,", (unsigned long long)r->ds_received,
            (unsigned long long)r->ds_bytes);
@@ -578,7 +580,7 @@ static void note(bool tty, const char *fmt, unsigned long long n)
     fprintf(stderr, fmt, n);
 }
 
-static bool session(uint64_t count, const pp_reader *readers, int nreaders, const gen_opts *g,
+static bool session(uint64_t count, const rd_type *readers, int nreaders, const gen_opts *g,
                     const run_opts *o, bool timed, result *res)
 {
     char cnt[40], seed[40], size[40], conns[40], layout[40], pool[40];
@@ -620,7 +622,7 @@ static bool session(uint64_t count, const pp_reader *readers, int nreaders, cons
             }
         }
         if (!res[i].ok) {
-            fprintf(stderr, "triage-demo run: %s%s: %s\n", pp_reader_name(readers[i]),
+            fprintf(stderr, "triage-demo run: %s%s: %s\n", rd_type_name(readers[i]),
                     timed ? "" : " (warm-up)", res[i].why);
             ok = false;
         }
@@ -722,11 +724,11 @@ int cmd_run(int argc, char **argv)
             bad = true;
         }
     }
-    pp_reader readers[3] = {PP_OPTICS, PP_DECODE, PP_NONE};
+    rd_type readers[3] = {RD_OPTICS, RD_DECODE, RD_NONE};
     int nreaders = 3;
     if (!bad && strcmp(reader_s, "all") != 0) {
         nreaders = 1;
-        if (!pp_reader_parse(reader_s, &readers[0])) {
+        if (!rd_type_parse(reader_s, &readers[0])) {
             fprintf(stderr, "triage-demo run: --reader is optics, decode, none or all, not '%s'\n",
                     reader_s);
             bad = true;
@@ -759,9 +761,9 @@ int cmd_run(int argc, char **argv)
     /* The two readers must judge every message alike. */
     const result *opt = NULL, *dec = NULL, *none = NULL;
     for (int i = 0; i < nreaders; i++) {
-        if (res[i].reader == PP_OPTICS)
+        if (res[i].reader == RD_OPTICS)
             opt = &res[i];
-        else if (res[i].reader == PP_DECODE)
+        else if (res[i].reader == RD_DECODE)
             dec = &res[i];
         else
             none = &res[i];

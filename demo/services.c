@@ -10,8 +10,10 @@
 #include "cmd.h"
 #include "issues.h"
 #include "net.h"
+#include "opts.h"
+#include "out.h"
 #include "pipe.h"
-#include "readers.h"
+#include "reader.h"
 #include "skip.h"
 #include "source.h"
 #include "tally.h"
@@ -419,8 +421,8 @@ int cmd_filter(int argc, char **argv)
             bad = true;
         }
     }
-    pp_reader reader = PP_OPTICS;
-    if (!bad && !pp_reader_parse(reader_s, &reader)) {
+    rd_type reader = RD_OPTICS;
+    if (!bad && !rd_type_parse(reader_s, &reader)) {
         fprintf(stderr, "triage-demo filter: --reader is optics, decode or none, not '%s'\n",
                 reader_s);
         bad = true;
@@ -461,23 +463,23 @@ int cmd_filter(int argc, char **argv)
         return 1;
     }
     pp->warn = stderr;
-    progress_line pl = {pp_reader_name(reader), progress, false};
-    pp_stream_opts o = {
+    progress_line pl = {rd_type_name(reader), progress, false};
+    fw_opts o = {
         .ring_mode = RB_AUTO,
         .threads = (int)threads,
         .linger_ms = 30000,
         .progress = progress > 0 ? show_progress : NULL,
         .progress_ctx = &pl,
     };
-    pp_result res;
-    pp_outcome oc = pp_stream(pp, in, out, &o, &res);
+    fw_result res;
+    fw_outcome oc = pp_stream(pp, in, out, &o, &res);
     close(in);
     close(out);
     if (pl.shown)
         fprintf(stderr, "\r\033[K");
     char what[NET_ERR_LEN + 256];
-    pp_describe(&res, what, sizeof what);
-    if (oc == PP_DOWNSTREAM_IO) {
+    fw_describe(&res, what, sizeof what);
+    if (oc == FW_DOWNSTREAM_IO) {
         /* Where the stream to it stopped: the kept frames handed to it. When
          * the downstream left while we waited for input, all of them went
          * out; when a write failed, the last gather is counted too. */
@@ -487,7 +489,7 @@ int cmd_filter(int argc, char **argv)
                  (unsigned long long)pp->tally.forwarded.frames);
     }
     if (json) {
-        printf("{\"reader\":\"%s\",", pp_reader_name(reader));
+        printf("{\"reader\":\"%s\",", rd_type_name(reader));
         tl_print_json(stdout, &pp->tally, res.seconds);
         printf(",\"ring\":\"%s\",\"threads\":%d,\"straddled\":%llu,\"reads\":%llu,"
                "\"writes\":%llu,\"outcome\":\"%s\",",
@@ -501,22 +503,22 @@ int cmd_filter(int argc, char **argv)
                (unsigned long long)pp->inflated, (unsigned long long)pp->compressed_bytes,
                (unsigned long long)pp->inflated_bytes, (unsigned long long)pp->inflate_ns,
                (unsigned long long)pp->inflate_failed);
-        if (oc == PP_DONE)
+        if (oc == FW_DONE)
             printf("null");
         else
             svc_json_string(stdout, what);
         printf("}\n");
     } else {
-        tl_print(stdout, pp_reader_name(reader), &pp->tally, res.seconds);
-        if (gzip && reader != PP_NONE)
+        tl_print(stdout, rd_type_name(reader), &pp->tally, res.seconds);
+        if (gzip && reader != RD_NONE)
             svc_print_inflate(stdout, pp->inflated, pp->compressed_bytes, pp->inflated_bytes,
                               pp->inflate_ns, pp->inflate_failed);
     }
-    if (oc != PP_DONE)
+    if (oc != FW_DONE)
         fprintf(stderr, "triage-demo filter: %s\n", what);
     pp_free(pp);
     int wrc = out_close("filter");
-    return oc == PP_DONE ? wrc : oc == PP_UPSTREAM_BAD ? 2 : 1;
+    return oc == FW_DONE ? wrc : oc == FW_UPSTREAM_BAD ? 2 : 1;
 }
 
 /* ---- downstream */
@@ -577,7 +579,7 @@ int cmd_downstream(int argc, char **argv)
     sk_init();
     pp_pipe *pp = NULL; /* for its decode reader and inflater */
     char err[NET_ERR_LEN];
-    if (!count_only && (pp = pp_new(PP_DECODE, &policy, err, sizeof err)) == NULL) {
+    if (!count_only && (pp = pp_new(RD_DECODE, &policy, err, sizeof err)) == NULL) {
         fprintf(stderr, "triage-demo downstream: %s\n", err);
         return 1;
     }
@@ -599,7 +601,7 @@ int cmd_downstream(int argc, char **argv)
         pp_free(pp);
         return 1;
     }
-    src_reader src;
+    src_input src;
     if (!src_open(&src, fd, gzip, err, sizeof err)) {
         fprintf(stderr, "triage-demo downstream: %s\n", err);
         close(fd);

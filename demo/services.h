@@ -8,10 +8,10 @@
 #include <stdio.h>
 
 #include "policy.h"
-#include "readers.h"
+#include "reader.h"
 #include "verify.h"
 
-/* What c chooses (readers.h: rules, --where, a JSON policy, or the default
+/* What c chooses (reader.h: rules, --where, a JSON policy, or the default
  * rules); on failure prints "triage-demo CMD: FILE:LINE:COL: problem" to
  * stderr and returns false. */
 bool svc_policy(const char *cmd, const rd_choice *c, po_policy *out);

@@ -10,7 +10,7 @@
 
 #define READ_PIECE (256u << 10)
 
-bool src_open(src_reader *s, int fd, bool allow_compressed, char *err, size_t errlen)
+bool src_open(src_input *s, int fd, bool allow_compressed, char *err, size_t errlen)
 {
     memset(s, 0, sizeof *s);
     s->fd = fd;
@@ -19,7 +19,7 @@ bool src_open(src_reader *s, int fd, bool allow_compressed, char *err, size_t er
     return rb_init(&s->ring, 0, RB_AUTO, err, errlen) == 0;
 }
 
-void src_close(src_reader *s) { rb_destroy(&s->ring); }
+void src_close(src_input *s) { rb_destroy(&s->ring); }
 
 /* One line of n bytes at p (stream offset off) as a message, when it holds
  * more than whitespace. */
@@ -33,7 +33,7 @@ static bool line_message(const uint8_t *p, size_t n, size_t off, fr_frame *f)
     return false;
 }
 
-int src_next(src_reader *s, fr_frame *f)
+int src_next(src_input *s, fr_frame *f)
 {
     if (s->pending > 0) {
         rb_consume(&s->ring, s->pending);
@@ -99,7 +99,7 @@ int src_next(src_reader *s, fr_frame *f)
     }
 }
 
-void src_report(const src_reader *s, const char *cmd)
+void src_report(const src_input *s, const char *cmd)
 {
     if (s->err.code == TR_E_IO)
         fprintf(stderr, "triage-demo %s: %s at byte %zu\n", cmd, s->io_err, s->err.offset);

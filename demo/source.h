@@ -10,7 +10,7 @@
 #include <stddef.h>
 
 #include "frames.h"
-#include "ring.h"
+#include "ringbuf.h"
 
 typedef struct {
     rb_ring ring;
@@ -23,17 +23,17 @@ typedef struct {
                        lines skipped; a line over 4 MiB is an error) */
     tr_error err;   /* framing error (stream offset), or TR_E_IO */
     char io_err[160];
-} src_reader;
+} src_input;
 
-__attribute__((warn_unused_result)) bool src_open(src_reader *s, int fd, bool allow_compressed,
+__attribute__((warn_unused_result)) bool src_open(src_input *s, int fd, bool allow_compressed,
                                                   char *err, size_t errlen);
-void src_close(src_reader *s);
+void src_close(src_input *s);
 
 /* 1: *f is the next frame; 0: the input ended between two frames; -1: the
  * stream is bad (s->err, and s->io_err for TR_E_IO). */
-int src_next(src_reader *s, fr_frame *f);
+int src_next(src_input *s, fr_frame *f);
 
 /* Writes "triage-demo: <what> at byte <offset>" for s->err to stderr. */
-void src_report(const src_reader *s, const char *cmd);
+void src_report(const src_input *s, const char *cmd);
 
 #endif

@@ -48,9 +48,9 @@ int main(int argc, char **argv)
         return 2;
     }
 
-    /* The rules' reader caches the optics read for the current message. Its
+    /* The message being judged, with the optics read from it so far. Its
      * arena takes the strings scanners unescape: as large as a message can be. */
-    static ru_reader rd; /* about 14 KiB: not on the stack */
+    static ru_subject subj; /* about 14 KiB: not on the stack */
     ar_arena arena;
     void *mem = malloc(FR_DEFAULT_MAX_LEN);
     size_t n;
@@ -60,7 +60,7 @@ int main(int argc, char **argv)
         return 1;
     }
     ar_init(&arena, mem, FR_DEFAULT_MAX_LEN);
-    if (!ru_reader_init(&rd, &tr_schema, &arena))
+    if (!ru_subject_init(&subj, &tr_schema, &arena))
         return 1;
 
     fr_splitter s;
@@ -75,8 +75,8 @@ int main(int argc, char **argv)
         if (tr_scan_detail(f.msg, &detail) && tr_scan_kind(detail, &kind))
             name = tr_Detail_names[kind].p;
         /* The rules, reading the optics they need from the same bytes. */
-        ru_reader_bytes(&rd, f.msg.p, f.msg.n);
-        printf("%s %s\n", name, ru_judge(policy.rules, &rd) ? "keep" : "drop");
+        ru_subject_bytes(&subj, f.msg.p, f.msg.n);
+        printf("%s %s\n", name, ru_judge(policy.rules, &subj) ? "keep" : "drop");
         off += fr_frame_size(&f);
     }
     if (fr_finish(&s, buf + off, buf + n, off) != TR_E_OK) {

@@ -13,7 +13,7 @@ test-grpc: all $(BUILD)/tests/rawclient
 $(BUILD)/tests/rawclient: tests/grpc/rawclient.c $(RUNTIME_OBJ)
 	@mkdir -p $(@D)
 	$(call say,CC,$@)
-	$(Q)$(CC) $(CFLAGS) $< $(RUNTIME_OBJ) -o $@ $(LDFLAGS) $(LDLIBS)
+	$(Q)$(CC) $(CFLAGS) $(RUNTIME_INC) $< $(RUNTIME_OBJ) -o $@ $(LDFLAGS) $(LDLIBS)
 
 test-grpc-san:
 	$(san_make) $(SAN_BUILD)/triage-demo $(SAN_BUILD)/tests/rawclient

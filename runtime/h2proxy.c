@@ -30,7 +30,7 @@
 
 #include "error.h"
 #include "net.h"
-#include "ring.h"
+#include "ringbuf.h"
 
 #define HP_OQ 1024          /* iovecs queued for one connection's socket */
 #define HP_CTL (64u * 1024) /* bytes of control frames (and DATA frame headers) queued */

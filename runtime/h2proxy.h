@@ -36,7 +36,7 @@
  * as DATA frames through nghttp2's no-copy data source: its 5-byte prefix
  * and its payload are two iovecs of the sendmsg that sends the frame, and
  * the payload is the bytes it arrived in, in the receiving connection's
- * read ring (ring.h, mirrored, so a read that wraps stays contiguous).
+ * read ring (ringbuf.h, mirrored, so a read that wraps stays contiguous).
  * Copies happen only when a message's payload arrived split across DATA
  * frames (frame headers lie between its parts): it is then gathered into a
  * buffer of its own, and those bytes are counted in bytes_copied, the buffer

@@ -453,7 +453,7 @@ const uint8_t *js_number_raw(js_ctx *c, const uint8_t *p, const uint8_t *end)
     return number_scan(c, p, end);
 }
 
-/* The integer readers: the magnitude and sign, validated; NULL on error. */
+/* The integer parsers: the magnitude and sign, validated; NULL on error. */
 static inline const uint8_t *read_int(js_ctx *c, const uint8_t *p, const uint8_t *end,
                                       uint64_t *mag, bool *neg)
 {

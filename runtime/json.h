@@ -1,4 +1,5 @@
-/* json.h: the JSON primitives every generated reader is built from.
+/* json.h: the JSON primitives the generated decoder, validators and
+ * scanners are built from.
  *
  * Contract. Every function reads bytes in [p, end) only and never past end:
  * the input is a view into a larger buffer, so the byte at end may be
@@ -72,7 +73,7 @@ const char *js_init(void);
 const char *js_simd_name(void);
 
 /* Forces one implementation by name ("portable", "sse2", "avx2", "avx512"),
- * for tests and benchmarks; returns its name, or NULL (and changes nothing)
+ * to compare them; returns its name, or NULL (and changes nothing)
  * when the name is unknown or the CPU lacks it. */
 const char *js_force_simd(const char *name);
 

@@ -26,7 +26,7 @@
 #include <sys/types.h>
 #include <sys/uio.h>
 
-#include "ring.h"
+#include "ringbuf.h"
 
 /* Room for any message these functions write. */
 #define NET_ERR_LEN 256

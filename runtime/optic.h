@@ -3,7 +3,7 @@
  * The generated tr_optics_table.c fills one op_schema (declared in
  * tr_optics.h as tr_schema): the root type, every declared type that can be
  * generated and encoded, and every optic, each with its bytes scanner and its
- * model getter behind one signature. Tests, fuzzers, the demo's tally and the
+ * model getter behind one signature. Tests, fuzzers, tallies by kind and the
  * rule engine iterate these tables, so none of them names an optic, a type or
  * a case of one particular schema.
  *
@@ -21,7 +21,7 @@
 #include "arena.h"
 #include "error.h"
 #include "json.h"
-#include "rand.h"
+#include "rng.h"
 
 /* What an optic focuses, as a value a program can compare. */
 typedef enum {
@@ -39,7 +39,7 @@ typedef enum {
 /* One value an optic read. Which member is meaningful follows the optic's
  * kind: b; i (i32 and i64, widened); f; s (unescaped; points into the
  * message or the arena); e (enum and tag case index); bytes (OP_RAW from a
- * scanner); ptr (OP_RECORD from either reader, OP_RAW from the model: the
+ * scanner); ptr (OP_RECORD from a scanner or a getter, OP_RAW from the model: the
  * decoded value, of the focus type's C struct). */
 typedef struct {
     union {
@@ -81,9 +81,9 @@ typedef struct op_field {
 
 typedef struct {
     const char *name;        /* the optic's name */
-    const char *path;        /* its path as a comment would name it: "Detail.Incident.severity" */
+    const char *path;        /* its path as a comment would name it: "Event.Outage.level" */
     op_kind kind;
-    const char *focus;       /* the focus type as the schema spells it ("i64", "Severity", "Votes") */
+    const char *focus;       /* the focus type as the schema spells it ("i64", "Level", "Owner") */
     const js_str *cases;     /* OP_ENUM, OP_TAG: case names in schema order; else NULL */
     int ncases;
     int source;              /* index into op_schema.types of the type the optic starts at */

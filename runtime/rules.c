@@ -180,7 +180,7 @@ typedef struct {
     char *err;
     size_t errlen;
     bool failed;
-    bool where; /* --where: one expression, newlines are spaces */
+    bool where; /* ru_where: one expression, newlines are spaces */
     size_t pos;
     int line;   /* of pos */
     int open;   /* '(' and '[' open: newlines are spaces */
@@ -1439,9 +1439,10 @@ ru_rules *ru_parse(const char *text, size_t n, const char *name, const op_schema
     return parse(text, n, name, s, false, err, errlen);
 }
 
-ru_rules *ru_where(const char *expr, const op_schema *s, char *err, size_t errlen)
+ru_rules *ru_where(const char *expr, const char *name, const op_schema *s, char *err,
+                   size_t errlen)
 {
-    return parse(expr, strlen(expr), "--where", s, true, err, errlen);
+    return parse(expr, strlen(expr), name, s, true, err, errlen);
 }
 
 char *ru_read_file(const char *path, size_t limit, size_t *n, char *err, size_t errlen)
@@ -1504,118 +1505,118 @@ int ru_rule_line(const ru_rules *r, int i) { return r->rules[i].line; }
 
 uint64_t ru_optics_used(const ru_rules *r) { return r->used; }
 
-/* ===================================================== the reader ===== */
+/* ==================================================== the subject ===== */
 
-bool ru_reader_init(ru_reader *rd, const op_schema *s, ar_arena *a)
+bool ru_subject_init(ru_subject *subj, const op_schema *s, ar_arena *a)
 {
-    memset(rd, 0, offsetof(ru_reader, val));
-    rd->schema = s;
-    rd->arena = a;
+    memset(subj, 0, offsetof(ru_subject, val));
+    subj->schema = s;
+    subj->arena = a;
     size_t total;
-    if (s->noptics > RU_MAX_OPTICS || !scratch_plan(s, rd->at, &total))
+    if (s->noptics > RU_MAX_OPTICS || !scratch_plan(s, subj->at, &total))
         return false;
     for (int i = 0; i < s->noptics; i++)
-        rd->can[i] = readable(s, i);
+        subj->can[i] = readable(s, i);
     return true;
 }
 
-static void next_message(ru_reader *rd)
+static void next_message(ru_subject *subj)
 {
-    if (++rd->gen == 0) {
-        memset(rd->seen, 0, sizeof rd->seen);
-        memset(rd->sought, 0, sizeof rd->sought);
-        rd->gen = 1;
+    if (++subj->gen == 0) {
+        memset(subj->seen, 0, sizeof subj->seen);
+        memset(subj->sought, 0, sizeof subj->sought);
+        subj->gen = 1;
     }
 }
 
-void ru_reader_bytes(ru_reader *rd, const uint8_t *p, size_t n)
+void ru_subject_bytes(ru_subject *subj, const uint8_t *p, size_t n)
 {
-    next_message(rd);
-    rd->reads = 0;
-    rd->model = false;
-    rd->p = p;
-    rd->n = n;
-    rd->root = NULL;
-    if (rd->arena != NULL)
-        ar_reset(rd->arena);
+    next_message(subj);
+    subj->reads = 0;
+    subj->model = false;
+    subj->p = p;
+    subj->n = n;
+    subj->root = NULL;
+    if (subj->arena != NULL)
+        ar_reset(subj->arena);
 }
 
-void ru_reader_model(ru_reader *rd, const void *root)
+void ru_subject_model(ru_subject *subj, const void *root)
 {
-    next_message(rd);
-    rd->reads = 0;
-    rd->model = true;
-    rd->root = root;
-    rd->p = NULL;
-    rd->n = 0;
+    next_message(subj);
+    subj->reads = 0;
+    subj->model = true;
+    subj->root = root;
+    subj->p = NULL;
+    subj->n = 0;
 }
 
-static bool fill(ru_reader *rd, int i, op_value *out);
+static bool fill(ru_subject *subj, int i, op_value *out);
 
-static inline bool read_optic(ru_reader *rd, int i, op_value *out)
+static inline bool read_optic(ru_subject *subj, int i, op_value *out)
 {
-    if (rd->seen[i] == rd->gen) {
-        *out = rd->val[i];
-        return rd->hit[i];
+    if (subj->seen[i] == subj->gen) {
+        *out = subj->val[i];
+        return subj->hit[i];
     }
-    return fill(rd, i, out);
+    return fill(subj, i, out);
 }
 
 /* The bytes of base optic b of the current message for an optic read
  * through it: its value when read already (or seeded), else where it
  * starts, up to the message's end (sought once). */
-static bool base_bytes(ru_reader *rd, int b, op_value *out)
+static bool base_bytes(ru_subject *subj, int b, op_value *out)
 {
-    const op_optic *o = &rd->schema->optics[b];
-    if (rd->seen[b] == rd->gen || o->seek == NULL || !o->source_is_root)
-        return read_optic(rd, b, out);
-    if (rd->sought[b] != rd->gen) {
+    const op_optic *o = &subj->schema->optics[b];
+    if (subj->seen[b] == subj->gen || o->seek == NULL || !o->source_is_root)
+        return read_optic(subj, b, out);
+    if (subj->sought[b] != subj->gen) {
         op_value v;
-        rd->start[b] = o->seek(rd->p, rd->n, &v) ? v.bytes.p : NULL;
-        rd->sought[b] = rd->gen;
-        rd->reads++;
+        subj->start[b] = o->seek(subj->p, subj->n, &v) ? v.bytes.p : NULL;
+        subj->sought[b] = subj->gen;
+        subj->reads++;
     }
-    if (rd->start[b] == NULL)
+    if (subj->start[b] == NULL)
         return false;
-    out->bytes.p = rd->start[b];
-    out->bytes.n = (size_t)(rd->p + rd->n - rd->start[b]);
+    out->bytes.p = subj->start[b];
+    out->bytes.n = (size_t)(subj->p + subj->n - subj->start[b]);
     return true;
 }
 
 /* Reads optic i (readable) and caches it; its base through the cache. */
-static bool fill(ru_reader *rd, int i, op_value *out)
+static bool fill(ru_subject *subj, int i, op_value *out)
 {
-    const op_optic *o = &rd->schema->optics[i];
-    void *scratch = rd->at[i] ? rd->scratch + rd->at[i] - 1 : NULL;
+    const op_optic *o = &subj->schema->optics[i];
+    void *scratch = subj->at[i] ? subj->scratch + subj->at[i] - 1 : NULL;
     op_value v;
     memset(&v, 0, sizeof v);
     bool hit;
     if (o->source_is_root) {
-        hit = rd->model ? o->get(rd->root, &v) : o->scan(rd->p, rd->n, &v, scratch, rd->arena);
+        hit = subj->model ? o->get(subj->root, &v) : o->scan(subj->p, subj->n, &v, scratch, subj->arena);
     } else {
         op_value b;
-        hit = rd->model ? read_optic(rd, o->base, &b) && o->get(b.ptr, &v)
-                        : base_bytes(rd, o->base, &b) &&
-                              o->scan(b.bytes.p, b.bytes.n, &v, scratch, rd->arena);
+        hit = subj->model ? read_optic(subj, o->base, &b) && o->get(b.ptr, &v)
+                        : base_bytes(subj, o->base, &b) &&
+                              o->scan(b.bytes.p, b.bytes.n, &v, scratch, subj->arena);
     }
-    rd->reads++;
-    rd->val[i] = v;
-    rd->hit[i] = hit;
-    rd->seen[i] = rd->gen;
+    subj->reads++;
+    subj->val[i] = v;
+    subj->hit[i] = hit;
+    subj->seen[i] = subj->gen;
     *out = v;
     return hit;
 }
 
-bool ru_read(ru_reader *rd, int optic, op_value *out)
+bool ru_read(ru_subject *subj, int optic, op_value *out)
 {
-    if (optic < 0 || optic >= rd->schema->noptics || !rd->can[optic])
+    if (optic < 0 || optic >= subj->schema->noptics || !subj->can[optic])
         return false;
-    return read_optic(rd, optic, out);
+    return read_optic(subj, optic, out);
 }
 
-static inline bool read_path(const ru_rules *r, ru_reader *rd, const ru_path *p, op_value *out)
+static inline bool read_path(const ru_rules *r, ru_subject *subj, const ru_path *p, op_value *out)
 {
-    if (!read_optic(rd, p->optic, out))
+    if (!read_optic(subj, p->optic, out))
         return false;
     for (int s = 0; s < p->nsteps; s++) {
         op_value v;
@@ -1628,50 +1629,50 @@ static inline bool read_path(const ru_rules *r, ru_reader *rd, const ru_path *p,
 
 /* An enum, tag or bool in a set of cases: the commonest node, tested in
  * line by the && and || loops, without a call and a switch each. */
-static inline bool eval_set(const ru_rules *r, ru_reader *rd, const ru_node *n)
+static inline bool eval_set(const ru_rules *r, ru_subject *subj, const ru_node *n)
 {
     op_value a;
-    if (!read_path(r, rd, &n->a, &a))
+    if (!read_path(r, subj, &n->a, &a))
         return false;
     unsigned x = n->cls == RC_BOOL ? (unsigned)a.b : (unsigned)a.e;
     return x < (unsigned)n->nitems && (r->words[n->items + (int)(x / 64)] >> (x % 64) & 1u);
 }
 
-static bool eval(const ru_rules *r, ru_reader *rd, int i);
+static bool eval(const ru_rules *r, ru_subject *subj, int i);
 
-static inline bool eval_kid(const ru_rules *r, ru_reader *rd, int k)
+static inline bool eval_kid(const ru_rules *r, ru_subject *subj, int k)
 {
     const ru_node *n = &r->nodes[k];
-    return n->op == RN_SET ? eval_set(r, rd, n) : eval(r, rd, k);
+    return n->op == RN_SET ? eval_set(r, subj, n) : eval(r, subj, k);
 }
 
-static bool eval(const ru_rules *r, ru_reader *rd, int i)
+static bool eval(const ru_rules *r, ru_subject *subj, int i)
 {
     const ru_node *n = &r->nodes[i];
     op_value a, b;
     switch (n->op) {
     case RN_AND:
         for (int k = n->kid; k >= 0; k = r->nodes[k].next)
-            if (!eval_kid(r, rd, k))
+            if (!eval_kid(r, subj, k))
                 return false;
         return true;
     case RN_OR:
         for (int k = n->kid; k >= 0; k = r->nodes[k].next)
-            if (eval_kid(r, rd, k))
+            if (eval_kid(r, subj, k))
                 return true;
         return false;
     case RN_NOT:
-        return !eval_kid(r, rd, n->kid);
+        return !eval_kid(r, subj, n->kid);
     case RN_CONST:
         return n->mask != 0;
     case RN_HAS:
-        return read_path(r, rd, &n->a, &a);
+        return read_path(r, subj, &n->a, &a);
     case RN_TRUTH:
-        return read_path(r, rd, &n->a, &a) && a.b;
+        return read_path(r, subj, &n->a, &a) && a.b;
     case RN_SET:
-        return eval_set(r, rd, n);
+        return eval_set(r, subj, n);
     case RN_IN: {
-        if (!read_path(r, rd, &n->a, &a))
+        if (!read_path(r, subj, &n->a, &a))
             return false;
         bool found = false;
         for (int k = 0; k < n->nitems && !found; k++) {
@@ -1684,10 +1685,10 @@ static bool eval(const ru_rules *r, ru_reader *rd, int i)
         return found != (n->mask != 0);
     }
     default: { /* RN_CMP */
-        if (!read_path(r, rd, &n->a, &a))
+        if (!read_path(r, subj, &n->a, &a))
             return false;
         if (n->bpath) {
-            if (!read_path(r, rd, &n->b, &b))
+            if (!read_path(r, subj, &n->b, &b))
                 return false;
         } else {
             b = n->k;
@@ -1706,22 +1707,22 @@ static bool eval(const ru_rules *r, ru_reader *rd, int i)
     }
 }
 
-int ru_decide(const ru_rules *r, ru_reader *rd)
+int ru_decide(const ru_rules *r, ru_subject *subj)
 {
-    if (rd->schema != r->schema)
+    if (subj->schema != r->schema)
         return -1;
     for (int i = 0; i < r->nrules; i++)
-        if (eval_kid(r, rd, r->rules[i].expr))
+        if (eval_kid(r, subj, r->rules[i].expr))
             return i;
     return -1;
 }
 
-bool ru_judge(const ru_rules *r, ru_reader *rd)
+bool ru_judge(const ru_rules *r, ru_subject *subj)
 {
-    if (rd->schema != r->schema) /* its optic indexes mean nothing here */
+    if (subj->schema != r->schema) /* its optic indexes mean nothing here */
         return false;
     for (int i = 0; i < r->tried; i++)
-        if (eval_kid(r, rd, r->rules[i].expr))
+        if (eval_kid(r, subj, r->rules[i].expr))
             return r->rules[i].keep;
     return false;
 }

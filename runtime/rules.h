@@ -3,15 +3,15 @@
  *
  * The language (one rule a line; '#' starts a comment outside strings):
  *
- *   keep kind == Incident && severity in [Sev1, Sev2] && tier == Critical
- *   drop has(votes) && !(votes.count >= 10 || plan == Enterprise)
+ *   keep kind == Outage && level in [High, Urgent] && region == Eu
+ *   drop has(owner) && !(owner.age >= 10 || team == Core)
  *
  * Rules are tried in order; the first whose expression holds decides; when
  * none holds the message is dropped (so an empty file drops everything). An
  * expression goes on over the next lines while a '(' or '[' is open.
  *   EXPR     := AND ('||' AND)*        AND := UNARY ('&&' UNARY)*
  *   UNARY    := '!'* PRIMARY           ('!' negates the comparison after it:
- *                                       !kind == Bug is !(kind == Bug))
+ *                                       !kind == Alert is !(kind == Alert))
  *   PRIMARY  := '(' EXPR ')' | 'has' '(' PATH ')' | X (OP X)? | X 'in' '[' LIT,* ']'
  *   X        := PATH | LIT             PATH := optic ('.' field)*
  *   LIT      := a bare word (a case of the enum or union on the other side),
@@ -42,10 +42,10 @@
  * freed by ru_free; loading allocates nothing else that outlives the call.
  * Rules are immutable once loaded, so threads may share them. They keep
  * pointers into the op_schema, which must outlive them (it is static).
- * Judging allocates nothing: an ru_reader (about 17 KiB; on the caller's
- * stack or reused) holds a cache of the optics read for the current message,
+ * Judging allocates nothing: an ru_subject, the message being judged
+ * (about 17 KiB; on the caller's stack or reused), holds a cache of the optics read for the current message,
  * the scratch record optics are scanned into, and the caller's arena, which
- * the bytes reader resets per message and scanners unescape strings into
+ * ru_subject_bytes resets per message and scanners unescape strings into
  * (give it at least the largest message's size, or an escaped string may
  * miss). Values read stay valid until the next message is set.
  */
@@ -81,11 +81,12 @@ __attribute__((warn_unused_result)) ru_rules *ru_parse(const char *text, size_t 
 __attribute__((warn_unused_result)) ru_rules *ru_load(const char *path, const op_schema *s,
                                                       char *err, size_t errlen);
 
-/* One rule `keep EXPR` from a NUL-terminated expression (the command line's
- * --where); "--where" names it in messages, and columns count from EXPR's
- * first character. Newlines in EXPR are spaces. */
-__attribute__((warn_unused_result)) ru_rules *ru_where(const char *expr, const op_schema *s,
-                                                       char *err, size_t errlen);
+/* One rule `keep EXPR` from a NUL-terminated expression; name stands for it
+ * in messages, and columns count from EXPR's first character. Newlines in
+ * EXPR are spaces. */
+__attribute__((warn_unused_result)) ru_rules *ru_where(const char *expr, const char *name,
+                                                       const op_schema *s, char *err,
+                                                       size_t errlen);
 
 void ru_free(ru_rules *r);
 
@@ -104,9 +105,9 @@ int ru_rule_line(const ru_rules *r, int i);
  * verdict costs. */
 uint64_t ru_optics_used(const ru_rules *r);
 
-/* Reading one message's optics, each at most once. Private fields: set up
- * with ru_reader_init, then one ru_reader_bytes or ru_reader_model per
- * message. */
+/* The message being judged: its bytes or its decoded root, and its optics,
+ * each read at most once. Private fields: set up with ru_subject_init, then
+ * one ru_subject_bytes or ru_subject_model per message. */
 typedef struct {
     const op_schema *schema;
     ar_arena *arena;
@@ -127,58 +128,58 @@ typedef struct {
     const uint8_t *start[RU_MAX_OPTICS];
     op_value val[RU_MAX_OPTICS];
     _Alignas(16) unsigned char scratch[RU_SCRATCH];
-} ru_reader;
+} ru_subject;
 
-/* Binds a reader to a schema and an arena (the bytes reader's; NULL is fine
- * for the model reader). false when the schema is past the limits above
+/* Binds a subject to a schema and an arena (for messages given as bytes;
+ * NULL is fine when they are given as decoded roots). false when the schema is past the limits above
  * (never for a schema some rules loaded against). */
-__attribute__((warn_unused_result)) bool ru_reader_init(ru_reader *rd, const op_schema *s,
+__attribute__((warn_unused_result)) bool ru_subject_init(ru_subject *subj, const op_schema *s,
                                                         ar_arena *a);
 
 /* The next message: n bytes at p (one whole message, read by
  * op_scan_message's rules: through its base when an optic has one, the base
  * sought once for all optics sharing it), which must stay put while it is
  * judged; resets the arena. */
-void ru_reader_bytes(ru_reader *rd, const uint8_t *p, size_t n);
+void ru_subject_bytes(ru_subject *subj, const uint8_t *p, size_t n);
 
 /* The next message: a decoded root (of the root type's C struct). */
-void ru_reader_model(ru_reader *rd, const void *root);
+void ru_subject_model(ru_subject *subj, const void *root);
 
-/* Tells the reader what optic i of the current message is, found by
+/* Tells the subject what optic i of the current message is, found by
  * someone else's pass over it (a validator that hands back a view): hit
- * false for a miss. The reader then does not read it itself. */
-static inline void ru_reader_seed(ru_reader *rd, int optic, bool hit, const op_value *v)
+ * false for a miss. It then does not read it itself. */
+static inline void ru_subject_seed(ru_subject *subj, int optic, bool hit, const op_value *v)
 {
     if (optic < 0 || optic >= RU_MAX_OPTICS)
         return;
-    rd->seen[optic] = rd->gen;
-    rd->hit[optic] = hit;
+    subj->seen[optic] = subj->gen;
+    subj->hit[optic] = hit;
     if (hit)
-        rd->val[optic] = *v;
+        subj->val[optic] = *v;
 }
 
 /* Optic i of the current message, through the cache: false on a miss, or
  * when i cannot be read from a message. */
-bool ru_read(ru_reader *rd, int optic, op_value *out);
+bool ru_read(ru_subject *subj, int optic, op_value *out);
 
 /* The verdict on the current message: keep (true) or drop. Optics are read
  * lazily, in the order the expressions need them, and && and || stop
- * early. A reader bound to another schema than r's judges nothing (drop;
+ * early. A subject bound to another schema than r's judges nothing (drop;
  * ru_decide: -1). */
-bool ru_judge(const ru_rules *r, ru_reader *rd);
+bool ru_judge(const ru_rules *r, ru_subject *subj);
 
 /* The rule that decides the current message, or -1 when none holds. */
-int ru_decide(const ru_rules *r, ru_reader *rd);
+int ru_decide(const ru_rules *r, ru_subject *subj);
 
 /* Writes optic o's value v as text into buf (NUL-terminated): an enum or a
  * tag as its case name, a string JSON-escaped in quotes, numbers as JSON,
  * true/false, a record as JSON (o->encode), a raw value as its bytes (from
- * the bytes reader) or encoded (from the model: from_model true). Returns
+ * a message given as bytes) or encoded (from the model: from_model true). Returns
  * the length written, or 0 when buf is too small or the value has no
  * text (a case index out of range, a non-finite double, no encoder). */
 size_t ru_format(const op_optic *o, const op_value *v, bool from_model, char *buf, size_t n);
 
-/* Whether the reader's current message is a decoded model (for ru_format). */
-static inline bool ru_reader_is_model(const ru_reader *rd) { return rd->model; }
+/* Whether the subject's current message is a decoded model (for ru_format). */
+static inline bool ru_subject_is_model(const ru_subject *subj) { return subj->model; }
 
 #endif

@@ -154,7 +154,7 @@ static inline __attribute__((always_inline)) int walk_end(sk_cursor *c, const ui
     while (s < end) {                                                                   \
         size_t n = (size_t)(end - s) < 64 ? (size_t)(end - s) : 64;                     \
         MASKS(s, n, fw, &m);                                                            \
-        uint64_t q = m.q & ~escaped_bits(m.bs, &esc_carry);                             \
+        uint64_t q = m.q & ~bk_escaped_bits(m.bs, &esc_carry);                          \
         uint64_t in = PXOR(q) ^ in_carry;                                               \
         /* the next block's carry from q's parity, not from in: the blocks' */          \
         /* prefix XORs then do not wait for each other */                               \
@@ -178,7 +178,7 @@ static inline __attribute__((always_inline)) int walk_end(sk_cursor *c, const ui
 
 static const uint8_t *next_portable(sk_cursor *c, const sk_firsts *f)
 {
-    WALK_BODY(masks_portable, prefix_xor_portable)
+    WALK_BODY(masks_portable, bk_prefix_xor_portable)
 }
 
 #if BK_X86
@@ -189,12 +189,12 @@ __attribute__((target("sse2"))) static inline void masks_sse2(const uint8_t *s, 
                                                               const sk_firsts *f, sk_masks *m)
 {
     uint8_t buf[64];
-    TAIL_COPY(s, n, buf);
+    BK_TAIL_COPY(s, n, buf);
     __m128i v[4];
     for (int i = 0; i < 4; i++)
         v[i] = _mm_loadu_si128((const __m128i *)(const void *)(s + 16 * i));
     __m128i lo = _mm_set1_epi8(0x20);
-#define EQ4(expr) mask16x4(expr(v[0]), expr(v[1]), expr(v[2]), expr(v[3]))
+#define EQ4(expr) bk_mask16x4(expr(v[0]), expr(v[1]), expr(v[2]), expr(v[3]))
 #define QUOTE(x) _mm_cmpeq_epi8((x), _mm_set1_epi8('"'))
 #define BSL(x) _mm_cmpeq_epi8((x), _mm_set1_epi8('\\'))
 #define OPEN(x) _mm_cmpeq_epi8(_mm_or_si128((x), lo), _mm_set1_epi8('{'))
@@ -222,7 +222,7 @@ __attribute__((target("sse2"))) static inline void masks_sse2(const uint8_t *s, 
 
 __attribute__((target("sse2"))) static const uint8_t *next_sse2(sk_cursor *c, const sk_firsts *f)
 {
-    WALK_BODY(masks_sse2, prefix_xor_portable)
+    WALK_BODY(masks_sse2, bk_prefix_xor_portable)
 }
 
 /* ---- AVX2: two 32-byte lanes */
@@ -231,11 +231,11 @@ __attribute__((target("avx2"))) static inline void masks_avx2(const uint8_t *s, 
                                                               const sk_firsts *f, sk_masks *m)
 {
     uint8_t buf[64];
-    TAIL_COPY(s, n, buf);
+    BK_TAIL_COPY(s, n, buf);
     __m256i a = _mm256_loadu_si256((const __m256i *)(const void *)s);
     __m256i b = _mm256_loadu_si256((const __m256i *)(const void *)(s + 32));
     __m256i lo = _mm256_set1_epi8(0x20);
-#define EQ2(expr) mask32x2(expr(a), expr(b))
+#define EQ2(expr) bk_mask32x2(expr(a), expr(b))
 #define QUOTE(x) _mm256_cmpeq_epi8((x), _mm256_set1_epi8('"'))
 #define BSL(x) _mm256_cmpeq_epi8((x), _mm256_set1_epi8('\\'))
 #define OPEN(x) _mm256_cmpeq_epi8(_mm256_or_si256((x), lo), _mm256_set1_epi8('{'))
@@ -264,7 +264,7 @@ __attribute__((target("avx2"))) static inline void masks_avx2(const uint8_t *s, 
 __attribute__((target("avx2,pclmul"))) static const uint8_t *next_avx2(sk_cursor *c,
                                                                        const sk_firsts *f)
 {
-    WALK_BODY(masks_avx2, prefix_xor_clmul)
+    WALK_BODY(masks_avx2, bk_prefix_xor_clmul)
 }
 
 /* ---- AVX-512BW: one 64-byte lane, tails by masked load */
@@ -294,7 +294,7 @@ masks_avx512(const uint8_t *s, size_t n, const sk_firsts *f, sk_masks *m)
 __attribute__((target("avx512f,avx512bw,pclmul"))) static const uint8_t *
 next_avx512(sk_cursor *c, const sk_firsts *f)
 {
-    WALK_BODY(masks_avx512, prefix_xor_clmul)
+    WALK_BODY(masks_avx512, bk_prefix_xor_clmul)
 }
 
 #endif /* BK_X86 */

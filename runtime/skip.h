@@ -12,8 +12,8 @@
  *
  * Contract. Nothing is read outside [p, end): full blocks are loaded only
  * while 64 bytes remain; the tail is read with a masked load (AVX-512) or
- * copied to a stack buffer padded with spaces (the others). This reader does
- * not validate (verify=off): malformed input can only end the walk early
+ * copied to a stack buffer padded with spaces (the others). This walk does
+ * not validate: malformed input can only end the walk early
  * (NULL, closed == NULL), which a scanner treats as a miss. Nesting deeper
  * than JS_MAX_DEPTH below the object also ends the walk. No allocation.
  *

@@ -1,9 +1,9 @@
 /* tally.h: what a filter saw and kept, what judging cost, and a digest of
- * the frames it forwarded, with the report the demo prints.
+ * the frames it forwarded, and the report of them.
  *
  * Rows: one per kind (0 .. kinds-1, named by the caller), then the `none`
- * row for a message whose kind could not be read (or was not asked for: the
- * relay judges nothing). Each row counts messages seen and kept.
+ * row for a message whose kind could not be read (or was not asked for: a
+ * filter that judges nothing). Each row counts messages seen and kept.
  *
  * The digest names a sequence of frames: each frame is hashed whole with
  * XXH64 and the hashes are folded in order, so it does not depend on how the
@@ -12,7 +12,7 @@
  * order matters. It is not a cryptographic hash. Frames rather than bytes,
  * so that each is hashed in one pass over contiguous memory (a frame is
  * contiguous in the read buffer) at memory speed; a byte-wise hash such as
- * FNV-1a would cost the relay more than its sockets do.
+ * FNV-1a would cost a filter that judges nothing more than its sockets do.
  *
  * Memory: everything is in the struct; nothing allocates. Not thread-safe.
  */
@@ -82,13 +82,13 @@ uint64_t tl_kept(const tl_tally *t);
 /* Same rows with the same names and counts. */
 bool tl_same_rows(const tl_tally *a, const tl_tally *b);
 
-/* The report, label first (the reader's name), as the demo prints it:
+/* The report, label first (what judged the messages):
  *
  *   optics: 200000 messages, 813.3 MB in 2.21 s:
  *     91 k messages/s, 368 MB/s
  *     judging them took 7.1 µs per message; the rest is sockets and framing
  *     kind            seen      kept
- *     Bug            66199      8205
+ *     Outage         66199      8205
  *     ...
  *     none               0         0
  *
@@ -97,7 +97,7 @@ void tl_print(FILE *f, const char *label, const tl_tally *t, double seconds);
 
 /* The same as JSON members, without braces, for the caller to wrap:
  *   "messages":N,"bytes":N,"seconds":S,"msgs_per_s":N,"mb_per_s":X,
- *   "judge_ns_per_msg":N,"kinds":{"Bug":{"seen":N,"kept":N},...,"none":{...}},
+ *   "judge_ns_per_msg":N,"kinds":{"Outage":{"seen":N,"kept":N},...,"none":{...}},
  *   "kept":N,"kept_bytes":N,"digest":"16 hex digits","bytes_copied":N,
  *   "allocations":N,"judged":N,"judge_ns":N */
 void tl_print_json(FILE *f, const tl_tally *t, double seconds);

@@ -111,7 +111,7 @@ STD_HEADERS = """assert.h complex.h ctype.h errno.h fenv.h float.h inttypes.h is
     stdint.h stdio.h stdlib.h stdnoreturn.h string.h tgmath.h threads.h time.h uchar.h wchar.h
     wctype.h unistd.h pthread.h sys/types.h sys/socket.h sys/uio.h sys/mman.h sys/stat.h
     fcntl.h poll.h netinet/in.h netdb.h arpa/inet.h""".split()
-RUNTIME_INCLUDED = ["arena.h", "error.h", "json.h", "rand.h", "version.h", "reader.h", "skip.h",
+RUNTIME_INCLUDED = ["arena.h", "error.h", "json.h", "rng.h", "version.h", "object.h", "skip.h",
                     "optic.h", "view.h"]
 
 

@@ -66,8 +66,9 @@ RUNTIME_NAMES = {
     "tr_message": "runtime/view.h",
     "TR_RUNTIME_VERSION": "runtime/version.h",
     "TR_VERSION": "runtime/version.h",
-    **{f"TR_{h.upper()}_H": f"runtime/{h}.h" for h in """arena blocks error frames h2proxy
-       inflate json net optic policy rand reader ring rules skip tally valid version view""".split()},
+    **{f"TR_{h.upper()}_H": f"runtime/{h}.h" for h in """arena blocks error forward frames gzip
+       h2proxy json jsonvalid net object optic policy ringbuf rng rules skip tally version
+       view""".split()},
 }
 
 

@@ -123,7 +123,7 @@ bad_option "--pool wants a number, got '-1'" upstream --listen 127.0.0.1:0 --poo
 bad_option "--verify is off, json or schema, not 'all'" judge --verify all
 bad_option "--level is json or schema" check --level off
 
-# The policy file (runtime/policy.c): a directory, a negative minVotes, an
+# The policy file (filter/jsonpolicy.c): a directory, a negative minVotes, an
 # escaped key.
 mkdir "$tmp/pdir"
 bad_option "triage-demo judge: $tmp/pdir: cannot read: is a directory" judge --policy "$tmp/pdir"

@@ -6,7 +6,7 @@
  *   validate  tr_validate_Issue gives tr_decode_Issue's code and offset;
  *             with views, the same, and the detail tr_scan_detail finds
  *   json      js_validate gives one answer under every SIMD width, and
- *             jv_valid (valid.h) the same verdict on container texts with
+ *             jv_valid (jsonvalid.h) the same verdict on container texts with
  *             the scanner's detail; a valid value placed as an unknown
  *             field inside a valid message is accepted by the decoder (its
  *             JSON layer agrees)

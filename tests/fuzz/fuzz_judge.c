@@ -2,7 +2,7 @@
  * and the verdicts of every reader at every verify level (THREATS.md's
  * rule). They check:
  *
- *   policy        po_parse accepts only JSON, only known names, and what it
+ *   policy        jp_parse accepts only JSON, only known names, and what it
  *                 accepts means the default's three rules, whatever was on
  *                 the stack before
  *   differential  verify=schema optics give the decoder's verdict on every
@@ -15,10 +15,11 @@
 #include <string.h>
 
 #include "harness.h"
+#include "jsonpolicy.h"
 
 /* ======================================================= policy ===== */
 
-/* po_parse keeps jsmn's tokens in an uninitialized array on its stack. So
+/* jp_parse keeps jsmn's tokens in an uninitialized array on its stack. So
  * that a read of a token jsmn did not write gives the same answer on every
  * run, and one ASan sees, the stack below the caller is first filled with
  * tokens that point 1 MiB past any text: {type, start, end, size} as ints,
@@ -43,7 +44,7 @@ const char *fz_policy(const uint8_t *d, size_t n)
         memset(err, 'x', sizeof err);
         fz_dirty_stack(shift);
         po_free(&p);
-        bool ok2 = po_parse(t, n, "fuzz", &tr_schema, &p, err, sizeof err);
+        bool ok2 = jp_parse(t, n, "fuzz", &tr_schema, &p, err, sizeof err);
         if (shift > 0)
             FZ_CHECK(ok2 == ok, "policy: the answer depends on what was on the stack");
         ok = ok2;

@@ -373,7 +373,7 @@ typedef struct {
     fzr_msg msgs[FZR_MESSAGES];
     uint8_t arena_mem[4096];
     ar_arena arena;
-    ru_reader rd;
+    ru_subject rd;
 } fzr_state;
 
 static fzr_state fzr;
@@ -414,7 +414,7 @@ static const char *fzr_judge_all(const ru_rules *r)
     for (int i = 0; i < FZR_MESSAGES; i++) {
         const fzr_msg *m = &fzr.msgs[i];
         fzr_count_reset();
-        ru_reader_bytes(&fzr.rd, (const uint8_t *)m, sizeof *m);
+        ru_subject_bytes(&fzr.rd, (const uint8_t *)m, sizeof *m);
         bool v1 = ru_judge(r, &fzr.rd);
         for (int o = 0; o < FZR_NOPTICS; o++)
             if (fzr_scans[o] > 1)
@@ -425,10 +425,10 @@ static const char *fzr_judge_all(const ru_rules *r)
                 return "rules: an optic was scanned twice for one message";
         if (v1 != (d >= 0 && ru_rule_keeps(r, d)))
             return "rules: ru_decide's rule says otherwise than ru_judge";
-        ru_reader_bytes(&fzr.rd, (const uint8_t *)m, sizeof *m);
+        ru_subject_bytes(&fzr.rd, (const uint8_t *)m, sizeof *m);
         if (ru_judge(r, &fzr.rd) != v1)
             return "rules: the same message judged twice gives two verdicts";
-        ru_reader_model(&fzr.rd, m);
+        ru_subject_model(&fzr.rd, m);
         if (ru_judge(r, &fzr.rd) != v1)
             return "rules: the model reader's verdict differs from the bytes reader's";
         for (int o = 0; o < FZR_NOPTICS; o++)
@@ -445,7 +445,7 @@ const char *fzr_rules(const uint8_t *d, size_t n)
         for (int i = 0; i < FZR_MESSAGES; i++)
             fzr_random((uint64_t)i * 7919u + 1u, &fzr.msgs[i]);
         ar_init(&fzr.arena, fzr.arena_mem, sizeof fzr.arena_mem);
-        if (!ru_reader_init(&fzr.rd, &fzr_schema, &fzr.arena))
+        if (!ru_subject_init(&fzr.rd, &fzr_schema, &fzr.arena))
             return "rules: the synthetic schema does not fit a reader";
         fzr.ready = true;
     }
@@ -475,7 +475,7 @@ const char *fzr_rules(const uint8_t *d, size_t n)
     }
     if (why == NULL) {
         size_t len = strlen(t);
-        r = ru_where(t, &fzr_schema, err, sizeof err);
+        r = ru_where(t, "--where", &fzr_schema, err, sizeof err);
         if (r == NULL) {
             if (!fzr_placed(err, "--where", t, len))
                 why = "rules: a --where refusal without a place inside the input";

@@ -1,5 +1,5 @@
 /* fuzz_wire.c: the harnesses of framing and compression (runtime/frames.h,
- * runtime/inflate.h). They check:
+ * runtime/gzip.h). They check:
  *
  *   split   the splitter gives the same frames and the same error whatever
  *           pieces the stream arrives in; frames are views inside the

@@ -21,14 +21,14 @@
 
 #include "frames.h"
 #include "fuzz.h"
-#include "inflate.h"
+#include "gzip.h"
 #include "issues.h"
 #include "policy.h"
-#include "readers.h"
+#include "reader.h"
 #include "skip.h"
 #include "tr_model.h"
 #include "tr_optics.h"
-#include "valid.h"
+#include "jsonvalid.h"
 #include "verify.h"
 
 /* The decoder's arena, as demo/judge.c sizes it (16 x the 4 MiB frame). */

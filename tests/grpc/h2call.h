@@ -3,7 +3,7 @@
  * sent from memory, its request headers, and the grpc-status and
  * grpc-message that came back.
  *
- * Header only (static functions), like tests/unit/flood.h. */
+ * Header only (static functions), like filter/flood.h. */
 #ifndef TR_H2CALL_H
 #define TR_H2CALL_H
 

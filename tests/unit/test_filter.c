@@ -1,4 +1,4 @@
-/* test_filter.c: the filter's pipe (demo/pipe.h) between two loopback TCP
+/* test_filter.c: the filter's pipe (filter/pipe.h) between two loopback TCP
  * connections: what it forwards is exactly the kept frames, byte for byte;
  * a frame that straddles the ring's end is read in place (the copy counter
  * stays 0 with the mirrored ring, and counts the move with the flat one);
@@ -22,7 +22,7 @@
 #include "issues.h"
 #include "net.h"
 #include "pipe.h"
-#include "readers.h"
+#include "reader.h"
 #include "skip.h"
 
 /* ---- the stream under test: generated issues, and the oracle's verdicts */
@@ -168,8 +168,8 @@ static void *downstream_main(void *arg)
 }
 
 typedef struct {
-    pp_outcome outcome;
-    pp_result res;
+    fw_outcome outcome;
+    fw_result res;
     tl_tally tally;
     uint64_t straddled;
     uint8_t *got;
@@ -191,9 +191,9 @@ static void filter(size_t cut, rb_mode mode, size_t ring_cap, int threads, size_
     REQUIRE(pthread_create(&td, NULL, downstream_main, &d) == 0);
 
     char err[NET_ERR_LEN];
-    pp_pipe *pp = pp_new(PP_OPTICS, &policy, err, sizeof err);
+    pp_pipe *pp = pp_new(RD_OPTICS, &policy, err, sizeof err);
     ck_assert_msg(pp != NULL, "%s", err);
-    pp_stream_opts o = {.ring_cap = ring_cap, .ring_mode = mode, .threads = threads,
+    fw_opts o = {.ring_cap = ring_cap, .ring_mode = mode, .threads = threads,
                         .linger_ms = 5000};
     out->outcome = pp_stream(pp, up_a, down_c, &o, &out->res);
     /* The filter's process would exit here: its sockets close. */
@@ -232,7 +232,7 @@ static void straddle(int threads)
 {
     filtered f;
     filter(stream_len, RB_MIRROR, 64 << 10, threads, 0, &f);
-    ck_assert_int_eq(f.outcome, PP_DONE);
+    ck_assert_int_eq(f.outcome, FW_DONE);
     ck_assert(f.res.mirrored);
     ck_assert_int_eq(f.res.threads, threads);
     ck_assert_uint_eq(f.tally.messages, NMSG);
@@ -245,7 +245,7 @@ static void straddle(int threads)
     free(f.got);
 
     filter(stream_len, RB_FLAT, 64 << 10, threads, 0, &f);
-    ck_assert_int_eq(f.outcome, PP_DONE);
+    ck_assert_int_eq(f.outcome, FW_DONE);
     ck_assert(!f.res.mirrored);
     ck_assert_int_eq(f.res.threads, 1); /* the flat ring is never shared */
     ck_assert_uint_eq(f.straddled, 0);
@@ -304,15 +304,15 @@ static void cut_short(int threads)
         for (int k = 0; k <= NMSG; k++)
             boundary |= off[k] == c[i];
         if (boundary) {
-            ck_assert_msg(f.outcome == PP_DONE, "cut %zu: outcome %d", c[i], f.outcome);
+            ck_assert_msg(f.outcome == FW_DONE, "cut %zu: outcome %d", c[i], f.outcome);
         } else {
-            ck_assert_msg(f.outcome == PP_UPSTREAM_BAD, "cut %zu: outcome %d", c[i], f.outcome);
+            ck_assert_msg(f.outcome == FW_UPSTREAM_BAD, "cut %zu: outcome %d", c[i], f.outcome);
             ck_assert_int_eq(f.res.err.code, TR_E_FRAME_TRUNCATED);
             ck_assert_uint_eq(f.res.err.offset, c[i]);
             char what[512];
             char want[64];
             snprintf(want, sizeof want, "at byte %zu", c[i]);
-            ck_assert_ptr_nonnull(strstr(pp_describe(&f.res, what, sizeof what), want));
+            ck_assert_ptr_nonnull(strstr(fw_describe(&f.res, what, sizeof what), want));
         }
         check_forwarded(&f, c[i]);
         free(f.got);
@@ -335,7 +335,7 @@ static void bad_frame(int threads)
     stream[off[at]] = 1;
     filtered f;
     filter(stream_len, RB_AUTO, 0, threads, 0, &f);
-    ck_assert_int_eq(f.outcome, PP_UPSTREAM_BAD);
+    ck_assert_int_eq(f.outcome, FW_UPSTREAM_BAD);
     ck_assert_int_eq(f.res.err.code, TR_E_COMPRESSED);
     ck_assert_uint_eq(f.res.err.offset, off[at]);
     ck_assert_uint_eq(f.tally.messages, (uint64_t)at);
@@ -345,7 +345,7 @@ static void bad_frame(int threads)
     memcpy(stream, orig, stream_len);
     fr_put_header(stream + off[at], false, FR_DEFAULT_MAX_LEN + 1);
     filter(stream_len, RB_AUTO, 0, threads, 0, &f);
-    ck_assert_int_eq(f.outcome, PP_UPSTREAM_BAD);
+    ck_assert_int_eq(f.outcome, FW_UPSTREAM_BAD);
     ck_assert_int_eq(f.res.err.code, TR_E_FRAME_SIZE);
     ck_assert_uint_eq(f.res.err.offset, off[at] + 1);
     check_forwarded(&f, off[at]);
@@ -369,7 +369,7 @@ static void downstream_leaves(int threads)
     for (size_t i = 0; i < sizeof limits / sizeof limits[0]; i++) {
         filtered f;
         filter(stream_len, RB_AUTO, 64 << 10, threads, limits[i], &f);
-        ck_assert_msg(f.outcome == PP_DOWNSTREAM_IO, "limit %zu: outcome %d", limits[i],
+        ck_assert_msg(f.outcome == FW_DOWNSTREAM_IO, "limit %zu: outcome %d", limits[i],
                       f.outcome);
         ck_assert_msg(strstr(f.res.msg, "downstream") != NULL, "%s", f.res.msg);
         uint8_t *want = malloc(stream_len);
@@ -391,7 +391,7 @@ END_TEST
 /* The readers agree through the pipe: same rows, same digest. */
 START_TEST(readers_agree_in_memory)
 {
-    pp_reader rs[] = {PP_OPTICS, PP_DECODE};
+    rd_type rs[] = {RD_OPTICS, RD_DECODE};
     tl_tally t[2];
     for (int r = 0; r < 2; r++) {
         char err[256];
@@ -409,7 +409,7 @@ START_TEST(readers_agree_in_memory)
     ck_assert_uint_gt(t[0].judged, 0);
     /* none: everything kept, nothing judged, all in the none row */
     char err[256];
-    pp_pipe *pp = pp_new(PP_NONE, &policy, err, sizeof err);
+    pp_pipe *pp = pp_new(RD_NONE, &policy, err, sizeof err);
     size_t used;
     ck_assert_int_eq(pp_feed(pp, stream, stream + stream_len, 0, &used), PP_OK);
     ck_assert_uint_eq(pp->tally.seen[pp->tally.kinds], NMSG);
@@ -459,12 +459,12 @@ static void filter_gz(const uint8_t *buf, size_t len, int threads, filtered *out
     REQUIRE(pthread_create(&tu, NULL, upstream_main, &u) == 0);
     REQUIRE(pthread_create(&td, NULL, downstream_main, &d) == 0);
     char err[NET_ERR_LEN];
-    pp_pipe *pp = pp_new(PP_OPTICS, &policy, err, sizeof err);
+    pp_pipe *pp = pp_new(RD_OPTICS, &policy, err, sizeof err);
     ck_assert_msg(pp != NULL, "%s", err);
     ck_assert(pp_set_gzip(pp));
     size_t wlen = 0;
     pp->warn = open_memstream(warn, &wlen);
-    pp_stream_opts o = {.ring_mode = RB_AUTO, .threads = threads, .linger_ms = 5000};
+    fw_opts o = {.ring_mode = RB_AUTO, .threads = threads, .linger_ms = 5000};
     out->outcome = pp_stream(pp, up_a, down_c, &o, &out->res);
     close(up_a);
     close(down_c);
@@ -508,7 +508,7 @@ static void gz_forwarded(int threads)
     pp_pipe *pp;
     char *warn = NULL;
     filter_gz(buf, len, threads, &f, &pp, &warn);
-    ck_assert_int_eq(f.outcome, PP_DONE);
+    ck_assert_int_eq(f.outcome, FW_DONE);
     ck_assert_uint_eq(f.tally.messages, NMSG);
     ck_assert_uint_eq(pp->inflated, NMSG);
     ck_assert_uint_eq(pp->inflate_failed, 0);
@@ -528,7 +528,7 @@ static void gz_forwarded(int threads)
 
     /* The verdicts are those on the same messages plain. */
     char err[256];
-    pp_pipe *plain = pp_new(PP_OPTICS, &policy, err, sizeof err);
+    pp_pipe *plain = pp_new(RD_OPTICS, &policy, err, sizeof err);
     size_t used;
     ck_assert_int_eq(pp_feed(plain, stream, stream + stream_len, 0, &used), PP_OK);
     ck_assert(tl_same_rows(&plain->tally, &f.tally));
@@ -561,7 +561,7 @@ static void gz_corrupt(int threads)
     pp_pipe *pp;
     char *warn = NULL;
     filter_gz(buf, len, threads, &f, &pp, &warn);
-    ck_assert_int_eq(f.outcome, PP_DONE);
+    ck_assert_int_eq(f.outcome, FW_DONE);
     ck_assert_uint_eq(f.tally.messages, NMSG);
     ck_assert_uint_eq(pp->inflate_failed, 2);
     ck_assert_uint_eq(pp->inflated, NMSG - 2);
@@ -600,11 +600,11 @@ END_TEST
 START_TEST(verify_schema_in_the_pipe)
 {
     char err[256];
-    pp_pipe *pp = pp_new(PP_OPTICS, &policy, err, sizeof err);
+    pp_pipe *pp = pp_new(RD_OPTICS, &policy, err, sizeof err);
     ck_assert_ptr_nonnull(pp);
     ck_assert(pp_set_verify(pp, VF_SCHEMA));
     ck_assert_uint_eq(pp->tally.allocations, PIPE_ALLOCS); /* the checker is the reader's */
-    pp_pipe *dec = pp_new(PP_DECODE, &policy, err, sizeof err);
+    pp_pipe *dec = pp_new(RD_DECODE, &policy, err, sizeof err);
     size_t used;
     ck_assert_int_eq(pp_feed(pp, stream, stream + stream_len, 0, &used), PP_OK);
     ck_assert_int_eq(pp_feed(dec, stream, stream + stream_len, 0, &used), PP_OK);
@@ -617,7 +617,7 @@ START_TEST(verify_schema_in_the_pipe)
     memcpy(frame, stream, off[1]);
     memcpy(frame + off[1], " x", 2);
     fr_put_header(frame, false, (uint32_t)(n + 2));
-    pp_pipe *lazy = pp_new(PP_OPTICS, &policy, err, sizeof err);
+    pp_pipe *lazy = pp_new(RD_OPTICS, &policy, err, sizeof err);
     ck_assert(pp_set_verify(lazy, VF_OFF));
     ck_assert_int_eq(pp_feed(lazy, frame, frame + off[1] + 2, 0, &used), PP_OK);
     ck_assert_uint_eq(lazy->tally.seen[lazy->tally.kinds], 0);

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "frames.h"
-#include "ring.h"
+#include "ringbuf.h"
 
 /* xorshift64*: reproducible streams from a seed. */
 static uint64_t rng;

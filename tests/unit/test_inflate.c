@@ -8,9 +8,9 @@
 #include <time.h>
 
 #include "frames.h"
-#include "inflate.h"
+#include "gzip.h"
 #include "issues.h"
-#include "readers.h"
+#include "reader.h"
 #include "skip.h"
 
 /* libdeflate's own allocations, counted through its allocator hook (set in

@@ -16,7 +16,7 @@
 
 #include "frames.h"
 #include "net.h"
-#include "ring.h"
+#include "ringbuf.h"
 
 static uint8_t pattern(size_t k) { return (uint8_t)((k * 2654435761u) >> 11); }
 

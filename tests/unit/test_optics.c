@@ -1,6 +1,6 @@
 /* test_optics.c: the Check suite for the optic scanners (build/gen/tr_scan_*.c,
  * runtime/skip.c) against the same paths over the decoded model
- * (tr_get_*), and for the two policy readers (demo/readers.c).
+ * (tr_get_*), and for the two policy readers (filter/reader.c).
  *
  * The reference is always the full decoder: a message is decoded with
  * tr_decode_Issue and each optic read with tr_get_<name>; the scanners must
@@ -52,7 +52,7 @@
 
 #include "issues.h"
 #include "policy.h"
-#include "readers.h"
+#include "reader.h"
 #include "skip.h"
 #include "tr_model.h"
 #include "tr_optics.h"

@@ -1,5 +1,5 @@
 /* test_policy.c: what a command judges with (runtime/policy.h through
- * demo/readers.h), on the demo's schema:
+ * filter/reader.h), on the demo's schema:
  *
  *  - the built-in default (schema/default.rules, what rd_policy loads when
  *    given nothing) is MODEL.md's demo policy: its verdicts equal that
@@ -23,8 +23,9 @@
 
 #include "frames.h"
 #include "issues.h"
+#include "jsonpolicy.h"
 #include "policy.h"
-#include "readers.h"
+#include "reader.h"
 #include "tr_model.h"
 
 /* ---- the messages ---- */
@@ -339,7 +340,7 @@ END_TEST
 
 static bool parse(const char *text, po_policy *p, char *err, size_t errlen)
 {
-    return po_parse(text, strlen(text), "p.json", &tr_schema, p, err, errlen);
+    return jp_parse(text, strlen(text), "p.json", &tr_schema, p, err, errlen);
 }
 
 static char *read_text(const char *path)
@@ -604,7 +605,7 @@ START_TEST(load_file)
     write_file(path, "{\"modules\":[\"Search\"]}");
     po_policy p, want, chosen;
     char err[512];
-    ck_assert_msg(po_load(path, &tr_schema, &p, err, sizeof err), "%s", err);
+    ck_assert_msg(jp_load(path, &tr_schema, &p, err, sizeof err), "%s", err);
     const char *rules = "keep kind == Incident && severity in [Sev1, Sev2] && tier == Critical\n"
                         "keep kind == Bug && module == Search\n"
                         "keep kind == Request && plan in [Business, Enterprise] && votes.count >= 130\n";
@@ -623,7 +624,7 @@ START_TEST(load_file)
     po_free(&want);
 
     unlink(path);
-    ck_assert(!po_load(path, &tr_schema, &p, err, sizeof err));
+    ck_assert(!jp_load(path, &tr_schema, &p, err, sizeof err));
     char want_err[600];
     snprintf(want_err, sizeof want_err, "%s: cannot read: No such file or directory", path);
     ck_assert_str_eq(err, want_err);
@@ -639,7 +640,7 @@ START_TEST(where)
     const char *expr = "kind == Incident && severity in [Sev1, Sev2] && tier == Critical";
     po_policy p;
     char err[512] = "";
-    REQUIREF(po_where(expr, &tr_schema, &p, err, sizeof err), "%s", err);
+    REQUIREF(po_where(expr, "--where", &tr_schema, &p, err, sizeof err), "%s", err);
     REQUIRE(ru_count(p.rules) == 1 && ru_rule_keeps(p.rules, 0));
     same_ctx c = {.pol = &p, .fn = urgent_incident};
     same_verdicts(&c);
@@ -657,9 +658,10 @@ START_TEST(where)
     snprintf(want, sizeof want, "--where:1:33: '%s' is not a case of Severity (cases: %s)",
              "Sev9", case_list(tr_Severity_names, TR_SEVERITY_COUNT));
     REQUIRE(tr_Severity_from("Sev9", 4) < 0);
-    ck_assert(!po_where("kind == Incident && severity == Sev9", &tr_schema, &p, err, sizeof err));
+    ck_assert(!po_where("kind == Incident && severity == Sev9", "--where", &tr_schema, &p, err,
+                        sizeof err));
     ck_assert_str_eq(err, want);
-    ck_assert(!po_where("(kind == Bug", &tr_schema, &p, err, sizeof err));
+    ck_assert(!po_where("(kind == Bug", "--where", &tr_schema, &p, err, sizeof err));
     ck_assert_str_eq(err, "--where:1:13: expected '&&', '||' or ')', found the end");
     rd_choice bad = {.where = "votes.cnt >= 3"};
     ck_assert(!rd_policy(&bad, &p, err, sizeof err));

@@ -1,5 +1,5 @@
 /* test_reliability.c: issue 16. No input costs more than linear time (the
- * duplicate-key check's hash, rd_dup_key, under keys built to collide), and
+ * duplicate-key check's hash, ob_dup_key, under keys built to collide), and
  * a policy path that is a directory is named as one. The policy file's
  * other rules (keys compared unescaped, minVotes in range) are
  * test_policy.c's, which holds the JSON form to the rules it means. The
@@ -16,9 +16,10 @@
 #include "check_util.h"
 #include "flood.h"
 #include "issues.h"
+#include "jsonpolicy.h"
 #include "policy.h"
+#include "object.h"
 #include "reader.h"
-#include "readers.h"
 #include "tr_model.h"
 #include "verify.h"
 
@@ -45,11 +46,11 @@ START_TEST(siphash_vectors)
         in[i] = (uint8_t)(i - 1);
     for (size_t n = 0; n < 64; n++) {
         /* aligned, and one byte off */
-        uint32_t a = (uint32_t)rd_siphash13(0x0706050403020100ull, 0x0f0e0d0c0b0a0908ull, in + 1, n);
+        uint32_t a = (uint32_t)ob_siphash13(0x0706050403020100ull, 0x0f0e0d0c0b0a0908ull, in + 1, n);
         REQUIREF(a == sip13_vectors[n], "length %zu: %08x, want %08x", n, a, sip13_vectors[n]);
         uint8_t off[72];
         memcpy(off + 3, in + 1, n);
-        REQUIRE((uint32_t)rd_siphash13(0x0706050403020100ull, 0x0f0e0d0c0b0a0908ull, off + 3, n) == a);
+        REQUIRE((uint32_t)ob_siphash13(0x0706050403020100ull, 0x0f0e0d0c0b0a0908ull, off + 3, n) == a);
     }
 }
 END_TEST
@@ -65,7 +66,7 @@ START_TEST(key_per_process)
         pid_t pid = fork();
         REQUIRE(pid >= 0);
         if (pid == 0) {
-            uint64_t v = rd_key_hash("urgent", 6);
+            uint64_t v = ob_key_hash("urgent", 6);
             _exit(write(p[1], &v, sizeof v) == sizeof v ? 0 : 1);
         }
         close(p[1]);
@@ -76,11 +77,11 @@ START_TEST(key_per_process)
     }
     ck_assert_msg(h[0] != h[1], "two processes drew the same key");
     /* and within one, the same string hashes the same */
-    ck_assert(rd_key_hash("urgent", 6) == rd_key_hash("urgent", 6));
+    ck_assert(ob_key_hash("urgent", 6) == ob_key_hash("urgent", 6));
 }
 END_TEST
 
-/* ---- rd_dup_key */
+/* ---- ob_dup_key */
 
 static ar_arena scratch(void)
 {
@@ -104,7 +105,7 @@ START_TEST(dup_key_finds_the_first_repeat)
         size_t n = sizes[s];
         for (size_t i = 0; i < n; i++)
             e[i] = (js_str){keys + i * FL_KEY, FL_KEY};
-        REQUIREF(rd_dup_key(&a, e, sizeof *e, n) == -1, "%zu unique keys", n);
+        REQUIREF(ob_dup_key(&a, e, sizeof *e, n) == -1, "%zu unique keys", n);
         REQUIRE(ar_scratch_mark(&a) == a.cap); /* the table was popped */
         if (n == 0)
             continue;
@@ -113,22 +114,22 @@ START_TEST(dup_key_finds_the_first_repeat)
             static char copy[FL_KEY];
             memcpy(copy, keys + j * FL_KEY, FL_KEY);
             e[n] = (js_str){copy, FL_KEY};
-            REQUIREF(rd_dup_key(&a, e, sizeof *e, n + 1) == (long)n, "n %zu, repeat of %zu", n, j);
+            REQUIREF(ob_dup_key(&a, e, sizeof *e, n + 1) == (long)n, "n %zu, repeat of %zu", n, j);
         }
         /* a repeat in the middle wins over one at the end */
         if (n >= 4) {
             e[n / 2] = e[1];
             e[n] = e[0];
-            REQUIREF(rd_dup_key(&a, e, sizeof *e, n + 1) == (long)(n / 2), "n %zu", n);
+            REQUIREF(ob_dup_key(&a, e, sizeof *e, n + 1) == (long)(n / 2), "n %zu", n);
         }
     }
     /* keys differing only in length, and the empty key */
     js_str pre[20];
     for (size_t i = 0; i < 20; i++)
         pre[i] = (js_str){"abcdefghijklmnopqrstuvwxyz", i};
-    ck_assert_int_eq(rd_dup_key(&a, pre, sizeof *pre, 20), -1);
+    ck_assert_int_eq(ob_dup_key(&a, pre, sizeof *pre, 20), -1);
     pre[19] = (js_str){"", 0};
-    ck_assert_int_eq(rd_dup_key(&a, pre, sizeof *pre, 20), 19);
+    ck_assert_int_eq(ob_dup_key(&a, pre, sizeof *pre, 20), 19);
 }
 END_TEST
 
@@ -143,8 +144,8 @@ START_TEST(dup_key_arena_full)
         snprintf(k[i], sizeof k[i], "%d", i);
         e[i] = (js_str){k[i], strlen(k[i])};
     }
-    ck_assert_int_eq(rd_dup_key(&a, e, sizeof *e, 16), -1); /* pairwise: no table */
-    ck_assert_int_eq(rd_dup_key(&a, e, sizeof *e, 40), -2);
+    ck_assert_int_eq(ob_dup_key(&a, e, sizeof *e, 16), -1); /* pairwise: no table */
+    ck_assert_int_eq(ob_dup_key(&a, e, sizeof *e, 40), -2);
 }
 END_TEST
 
@@ -257,12 +258,12 @@ START_TEST(policy_path_is_a_directory)
     ck_assert_ptr_nonnull(mkdtemp(dir));
     po_policy p;
     char err[512] = "";
-    ck_assert(!po_load(dir, &tr_schema, &p, err, sizeof err));
+    ck_assert(!jp_load(dir, &tr_schema, &p, err, sizeof err));
     char want[600];
     snprintf(want, sizeof want, "%s: cannot read: is a directory", dir);
     ck_assert_str_eq(err, want);
     rmdir(dir);
-    ck_assert(!po_load(dir, &tr_schema, &p, err, sizeof err));
+    ck_assert(!jp_load(dir, &tr_schema, &p, err, sizeof err));
     snprintf(want, sizeof want, "%s: cannot read: No such file or directory", dir);
     ck_assert_str_eq(err, want);
 }

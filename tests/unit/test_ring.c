@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "frames.h"
-#include "ring.h"
+#include "ringbuf.h"
 
 static size_t page(void) { return (size_t)sysconf(_SC_PAGESIZE); }
 

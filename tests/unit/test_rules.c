@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "check_util.h"
+#include "jsonpolicy.h"
 #include "policy.h"
 #include "rules.h"
 
@@ -22,13 +23,13 @@
 static char err[2048];
 static uint8_t arena_mem[1 << 16];
 static ar_arena arena;
-static ru_reader rd;
+static ru_subject rd;
 
 static void setup(void)
 {
     fzr_init();
     ar_init(&arena, arena_mem, sizeof arena_mem);
-    REQUIRE(ru_reader_init(&rd, &fzr_schema, &arena));
+    REQUIRE(ru_subject_init(&rd, &fzr_schema, &arena));
 }
 
 static ru_rules *load(const char *text)
@@ -49,7 +50,7 @@ static void refused(const char *text, size_t n, const char *want, int line)
 /* The same for --where's expression. */
 static void where_refused(const char *expr, const char *want, int line)
 {
-    ru_rules *r = ru_where(expr, &fzr_schema, err, sizeof err);
+    ru_rules *r = ru_where(expr, "--where", &fzr_schema, err, sizeof err);
     REQUIREF(r == NULL, "line %d: '%s' loaded", line, expr);
     REQUIREF(strcmp(err, want) == 0, "line %d: '%s'\n  gave: %s\n  want: %s", line, expr, err, want);
 }
@@ -58,9 +59,9 @@ static void where_refused(const char *expr, const char *want, int line)
 /* The verdict on m from both readers, which must agree. */
 static bool judge(const ru_rules *r, const fzr_msg *m)
 {
-    ru_reader_bytes(&rd, (const uint8_t *)m, sizeof *m);
+    ru_subject_bytes(&rd, (const uint8_t *)m, sizeof *m);
     bool b = ru_judge(r, &rd);
-    ru_reader_model(&rd, m);
+    ru_subject_model(&rd, m);
     bool g = ru_judge(r, &rd);
     REQUIREF(b == g, "bytes say %d, model says %d", b, g);
     return b;
@@ -69,7 +70,7 @@ static bool judge(const ru_rules *r, const fzr_msg *m)
 /* The rule that decides m, read from its bytes (-1: none). */
 static int decide(const ru_rules *r, const fzr_msg *m)
 {
-    ru_reader_bytes(&rd, (const uint8_t *)m, sizeof *m);
+    ru_subject_bytes(&rd, (const uint8_t *)m, sizeof *m);
     return ru_decide(r, &rd);
 }
 
@@ -435,7 +436,7 @@ END_TEST
 START_TEST(where_is_one_keep_rule)
 {
     fzr_msg m = full();
-    ru_rules *r = ru_where("kind == B &&\nflag", &fzr_schema, err, sizeof err);
+    ru_rules *r = ru_where("kind == B &&\nflag", "--where", &fzr_schema, err, sizeof err);
     REQUIREF(r != NULL, "%s", err);
     REQUIRE(ru_count(r) == 1 && ru_rule_keeps(r, 0));
     REQUIRE(judge(r, &m));
@@ -452,7 +453,7 @@ END_TEST
 static void scan_once(const ru_rules *r, const fzr_msg *m)
 {
     fzr_count_reset();
-    ru_reader_bytes(&rd, (const uint8_t *)m, sizeof *m);
+    ru_subject_bytes(&rd, (const uint8_t *)m, sizeof *m);
     (void)ru_judge(r, &rd);
 }
 
@@ -468,7 +469,7 @@ START_TEST(lazy_and_read_at_most_once)
     REQUIRE(rd.reads == 2);
     /* the same from the model */
     fzr_count_reset();
-    ru_reader_model(&rd, &m);
+    ru_subject_model(&rd, &m);
     REQUIRE(ru_judge(r, &rd));
     REQUIRE(fzr_gets[FZR_KIND] == 1 && fzr_gets[FZR_SEV] == 1 && fzr_gets[FZR_BIG] == 0);
     REQUIRE(fzr_scans[FZR_KIND] == 0);
@@ -506,7 +507,7 @@ START_TEST(lazy_and_read_at_most_once)
     r = load("keep rec.n == 5 && rec2.n == 6 && rec.n == 5 && rec.s == \"abc\"");
     scan_once(r, &m);
     REQUIRE(fzr_scans[FZR_REC] == 1 && fzr_scans[FZR_REC2] == 1);
-    ru_reader_bytes(&rd, (const uint8_t *)&m, sizeof m);
+    ru_subject_bytes(&rd, (const uint8_t *)&m, sizeof m);
     REQUIRE(ru_judge(r, &rd));
     ru_free(r);
 
@@ -516,7 +517,7 @@ START_TEST(lazy_and_read_at_most_once)
     REQUIRE(fzr_scans[FZR_SUB] == 1 && fzr_scans[FZR_DEEP] == 1 && fzr_scans[FZR_DEEPLVL] == 1);
     REQUIRE(rd.reads == 3);
     fzr_count_reset();
-    ru_reader_model(&rd, &m);
+    ru_subject_model(&rd, &m);
     (void)ru_judge(r, &rd);
     REQUIRE(fzr_gets[FZR_SUB] == 1 && fzr_gets[FZR_DEEP] == 1 && fzr_gets[FZR_DEEPLVL] == 1);
     /* a missing base: the optics through it are not scanned */
@@ -553,17 +554,17 @@ START_TEST(cache_is_per_message)
     REQUIRE(!judge(r, &b));
     REQUIRE(judge(r, &a));
     /* the generation counter wraps: nothing of the old messages is seen */
-    ru_reader_bytes(&rd, (const uint8_t *)&a, sizeof a);
+    ru_subject_bytes(&rd, (const uint8_t *)&a, sizeof a);
     REQUIRE(ru_judge(r, &rd));
     rd.gen = UINT32_MAX;
-    ru_reader_bytes(&rd, (const uint8_t *)&b, sizeof b);
+    ru_subject_bytes(&rd, (const uint8_t *)&b, sizeof b);
     REQUIRE(rd.gen == 1);
     REQUIRE(!ru_judge(r, &rd));
-    ru_reader_bytes(&rd, (const uint8_t *)&a, sizeof a);
+    ru_subject_bytes(&rd, (const uint8_t *)&a, sizeof a);
     REQUIRE(ru_judge(r, &rd));
     /* ru_read through the same cache */
     fzr_count_reset();
-    ru_reader_bytes(&rd, (const uint8_t *)&a, sizeof a);
+    ru_subject_bytes(&rd, (const uint8_t *)&a, sizeof a);
     op_value v;
     REQUIRE(ru_read(&rd, FZR_BIG, &v) && v.i == 42);
     REQUIRE(ru_judge(r, &rd));
@@ -574,9 +575,9 @@ START_TEST(cache_is_per_message)
     REQUIRE(fzr_scans[FZR_ORPHAN] == 0);
     /* a reader of another schema judges nothing */
     op_schema other = fzr_schema;
-    ru_reader od;
-    REQUIRE(ru_reader_init(&od, &other, &arena));
-    ru_reader_bytes(&od, (const uint8_t *)&a, sizeof a);
+    ru_subject od;
+    REQUIRE(ru_subject_init(&od, &other, &arena));
+    ru_subject_bytes(&od, (const uint8_t *)&a, sizeof a);
     REQUIRE(!ru_judge(r, &od) && ru_decide(r, &od) == -1 && od.reads == 0);
     ru_free(r);
 }
@@ -923,8 +924,8 @@ START_TEST(schema_limits)
     ru_rules *r = ru_parse("keep has(rec)", 13, "t.rules", &s, err, sizeof err);
     REQUIRE(r == NULL);
     ck_assert_str_eq(err, "t.rules: the schema's record optics need more than 8192 bytes of scratch to be read");
-    ru_reader big;
-    REQUIRE(!ru_reader_init(&big, &s, &arena));
+    ru_subject big;
+    REQUIRE(!ru_subject_init(&big, &s, &arena));
     s.noptics = 1;
     r = ru_parse("keep has(rec)", 13, "t.rules", &s, err, sizeof err);
     REQUIREF(r != NULL, "%s", err);
@@ -984,14 +985,14 @@ START_TEST(format_values)
     ck_assert_str_eq(fmt(FZR_SUB, v, false), raw);
 
     /* from a reader */
-    ru_reader_bytes(&rd, (const uint8_t *)&m, sizeof m);
+    ru_subject_bytes(&rd, (const uint8_t *)&m, sizeof m);
     REQUIRE(ru_read(&rd, FZR_NAME, &v));
     char buf[64];
-    REQUIRE(ru_format(&fzr_optics[FZR_NAME], &v, ru_reader_is_model(&rd), buf, sizeof buf) == 6);
+    REQUIRE(ru_format(&fzr_optics[FZR_NAME], &v, ru_subject_is_model(&rd), buf, sizeof buf) == 6);
     ck_assert_str_eq(buf, "\"a\\\"b\"");
-    ru_reader_model(&rd, &m);
+    ru_subject_model(&rd, &m);
     REQUIRE(ru_read(&rd, FZR_SUB, &v));
-    REQUIRE(ru_format(&fzr_optics[FZR_SUB], &v, ru_reader_is_model(&rd), buf, sizeof buf) == 9);
+    REQUIRE(ru_format(&fzr_optics[FZR_SUB], &v, ru_subject_is_model(&rd), buf, sizeof buf) == 9);
     ck_assert_str_eq(buf, "{\"v\":100}");
 
     /* what does not fit, or has no text */
@@ -1169,15 +1170,15 @@ START_TEST(default_rules_mean_the_default_policy)
     REQUIREF(po_rules_file("schema/default.rules", &dm_schema, &pols[0], err, sizeof err), "%s",
              err);
     REQUIRE(ru_count(pols[0].rules) == 3);
-    REQUIREF(po_parse("{}", 2, "empty.json", &dm_schema, &pols[1], err, sizeof err), "%s", err);
+    REQUIREF(jp_parse("{}", 2, "empty.json", &dm_schema, &pols[1], err, sizeof err), "%s", err);
     static const char model_md[] =
         "{\"urgent\":[\"Sev1\",\"Sev2\"],\"tiers\":[\"Critical\"],\"modules\":[\"Payments\"],\n"
         " \"plans\":[\"Business\",\"Enterprise\"],\"minVotes\":130}\n";
-    REQUIREF(po_parse(model_md, strlen(model_md), "model.json", &dm_schema, &pols[2], err,
+    REQUIREF(jp_parse(model_md, strlen(model_md), "model.json", &dm_schema, &pols[2], err,
                       sizeof err),
              "%s", err);
-    ru_reader d;
-    REQUIRE(ru_reader_init(&d, &dm_schema, &arena));
+    ru_subject d;
+    REQUIRE(ru_subject_init(&d, &dm_schema, &arena));
     static const int32_t votes[] = {0, 129, 130, 131, INT32_MAX};
     int kept = 0, seen = 0;
     for (int k = -1; k < DM_N(dm_kinds); k++)
@@ -1191,9 +1192,9 @@ START_TEST(default_rules_mean_the_default_policy)
                             for (int q = 0; q < DM_N(pols); q++)
                                 for (int model = 0; model < 2; model++) {
                                     if (model)
-                                        ru_reader_model(&d, &m);
+                                        ru_subject_model(&d, &m);
                                     else
-                                        ru_reader_bytes(&d, (const uint8_t *)&m, sizeof m);
+                                        ru_subject_bytes(&d, (const uint8_t *)&m, sizeof m);
                                     int kind = -2;
                                     bool got = po_judge(&pols[q], &d, &kind);
                                     REQUIREF(got == want && kind == k,

@@ -84,7 +84,7 @@ typedef struct {
     uint8_t *gen_mem, *val_mem, *rd_mem, *enc;
     ar_arena gen, val, rd_arena;
     void *value;
-    ru_reader rd;
+    ru_subject rd;
     op_value views[RU_MAX_OPTICS];
     bool has[RU_MAX_OPTICS];
 } ctx;
@@ -215,7 +215,7 @@ static void setup(void)
     C->rd_mem = malloc(rd_bytes);
     REQUIRE(C->rd_mem != NULL);
     ar_init(&C->rd_arena, C->rd_mem, rd_bytes);
-    REQUIRE(ru_reader_init(&C->rd, S, &C->rd_arena));
+    REQUIRE(ru_subject_init(&C->rd, S, &C->rd_arena));
 }
 
 static void teardown(void)
@@ -1107,7 +1107,7 @@ static bool container(const op_optic *o)
 /* The engine's verdict on m at a level (-2: the level drops it unread). */
 static int engine(const ru_rules *r, const msg *m, int level, bool decide)
 {
-    ru_reader *rd = &C->rd;
+    ru_subject *rd = &C->rd;
     switch (level) {
     case LV_JSON: {
         js_ctx c;
@@ -1137,15 +1137,15 @@ static int engine(const ru_rules *r, const msg *m, int level, bool decide)
     default: break;
     }
     if (level == LV_MODEL) {
-        ru_reader_model(rd, m->root);
+        ru_subject_model(rd, m->root);
     } else {
-        ru_reader_bytes(rd, m->p, m->n);
+        ru_subject_bytes(rd, m->p, m->n);
         if (level == LV_VIEWS) /* as the demo hands the kind's base to the rules */
             for (int i = 0; i < S->noptics && i < RU_MAX_OPTICS; i++) {
                 if (C->has[i])
-                    ru_reader_seed(rd, i, true, &C->views[i]);
+                    ru_subject_seed(rd, i, true, &C->views[i]);
                 else if (C->views[i].bytes.p != &UNSET && !container(&S->optics[i]))
-                    ru_reader_seed(rd, i, false, &C->views[i]);
+                    ru_subject_seed(rd, i, false, &C->views[i]);
             }
     }
     return decide ? ru_decide(r, rd) : ru_judge(r, rd);

@@ -1,4 +1,4 @@
-/* test_valid.c: the Check suite for runtime/valid.{h,c}, the one-pass block
+/* test_valid.c: the Check suite for runtime/jsonvalid.{h,c}, the one-pass block
  * validator, against js_validate (json.h) as the reference.
  *
  * The property: on a text whose value is an object or an array, jv_valid is
@@ -22,7 +22,7 @@
 #include "json.h"
 #include "skip.h"
 #include "tr_optics.h"
-#include "valid.h"
+#include "jsonvalid.h"
 
 static const char *const impl_names[] = {"portable", "sse2", "avx2", "avx512"};
 #define N_IMPLS 4
@@ -35,7 +35,7 @@ static bool use_impl(int i)
 #if defined(__x86_64__) || defined(__i386__)
     if (i >= 2 && !(__builtin_cpu_supports("pclmul") && __builtin_cpu_supports("bmi") &&
                      __builtin_cpu_supports("bmi2")))
-        return false; /* valid.c then takes sse2 */
+        return false; /* jsonvalid.c then takes sse2 */
 #endif
     ck_assert_str_eq(jv_impl_name(), impl_names[i]);
     return true;

@@ -1,4 +1,4 @@
-/* test_verify.c: the verify levels (demo/verify.h) against THREATS.md.
+/* test_verify.c: the verify levels (filter/verify.h) against THREATS.md.
  *
  * THREATS.md's rule, checked as a differential on every message built here:
  * either vf_check(VF_SCHEMA) rejects the message, or the decoder accepts it
@@ -17,7 +17,7 @@
  * tests/regression/ through every fuzz harness. */
 #include "check_util.h"
 #include "literals.h"
-#include "readers.h"
+#include "reader.h"
 
 #include <dirent.h>
 #include <stdio.h>
@@ -324,7 +324,7 @@ static void expect(const char *name, tr_message m, tr_code jcode, size_t joff, t
 }
 
 /* The detail (the kind's base) the verify levels hand the rules: at json
- * the one-pass validator finds it (valid.h), at schema the validator
+ * the one-pass validator finds it (jsonvalid.h), at schema the validator
  * records it (validate_views); both are the scanner's view, at every size
  * and in both layouts. */
 START_TEST(verify_levels_find_the_scanners_detail)
@@ -1137,13 +1137,13 @@ END_TEST
 /* ================================================================ */
 /* the limits docs/security.md states: at the limit, and one past it */
 
-/* RD_DECODE_ARENA in demo/readers.h (judge and the filter): 64 MiB, 16 x the frame limit. The message
+/* RD_DECODE_ARENA in filter/reader.h (judge and the filter): 64 MiB, 16 x the frame limit. The message
  * that needs the most arena per byte is a list of empty strings (3 bytes on
  * the wire, a 16-byte view plus its 16-byte scratch copy while the list is
  * collected); at 4 MiB it fits, and the decoder needs exactly what its
  * high-water mark says: one byte less is TR_E_ARENA. */
 #define DECODE_ARENA_STATED (64u << 20)
-/* VF_ARENA in demo/verify.c: the validator's scratch (escaped keys, map
+/* VF_ARENA in filter/verify.c: the validator's scratch (escaped keys, map
  * keys and their hash tables). */
 #define VF_ARENA_STATED (24u << 20)
 
@@ -1395,7 +1395,7 @@ START_TEST(limit_decode_arena)
 {
     /* the values docs/security.md states are the ones the commands use */
     ck_assert_uint_eq(RD_DECODE_ARENA, DECODE_ARENA_STATED); /* judge's and the filter's */
-    stated("demo/verify.c", "#define VF_ARENA (24u << 20)");
+    stated("filter/verify.c", "#define VF_ARENA (24u << 20)");
     /* The lists that cost the most arena per byte on the wire: i64s of one
      * digit (2 bytes each, 8 in the list and 8 on the scratch stack while
      * it is collected) and empty strings (3 bytes, 16 + 16). */

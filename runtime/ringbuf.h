@@ -1,4 +1,4 @@
-/* ring.h: the read buffer, in which every unread byte range is contiguous.
+/* ringbuf.h: the read buffer, in which every unread byte range is contiguous.
  *
  * Mirrored (the normal case): one memfd of cap bytes mapped twice, back to
  * back, so the bytes at [base, base + cap) appear again at [base + cap,
@@ -22,8 +22,8 @@
  * room), rb_commit makes n written bytes readable, rb_data gives the unread
  * bytes, rb_consume drops n of them. Not thread-safe.
  */
-#ifndef TR_RING_H
-#define TR_RING_H
+#ifndef TR_RINGBUF_H
+#define TR_RINGBUF_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,4 +1,4 @@
-/* rand.h: the random generator's leaves, written by hand; the generated
+/* rng.h: the random generator's leaves, written by hand; the generated
  * tr_random_* functions compose them following the schema.
  *
  * Deterministic: the same seed gives the same values on every machine
@@ -6,8 +6,8 @@
  * platform-dependent functions). Strings are written into the caller's arena;
  * when it is full a string comes back empty (n == 0): size the arena.
  */
-#ifndef TR_RAND_H
-#define TR_RAND_H
+#ifndef TR_RNG_H
+#define TR_RNG_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "valid.h"
+#include "jsonvalid.h"
 
 /* Scratch for escaped keys and map keys: at most the message's size in
  * keys (16 bytes a view, a key at least 3 bytes on the wire), under 4 x the

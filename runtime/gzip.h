@@ -1,4 +1,4 @@
-/* inflate.h: gzip messages (gRPC's `grpc-encoding: gzip`, compressed flag 1)
+/* gzip.h: gzip messages (gRPC's `grpc-encoding: gzip`, compressed flag 1)
  * inflated with libdeflate into one buffer reused for every message, and
  * compressed again for the senders.
  *
@@ -46,8 +46,8 @@
  * no name, no time, so the same input gives the same bytes) into the
  * caller's buffer.
  */
-#ifndef TR_INFLATE_H
-#define TR_INFLATE_H
+#ifndef TR_GZIP_H
+#define TR_GZIP_H
 
 #include <stdbool.h>
 #include <stddef.h>

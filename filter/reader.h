@@ -1,16 +1,18 @@
-/* readers.h: judging messages with rules (policy.h), through either reader.
+/* reader.h: judging messages with rules (policy.h): a reader is the way a
+ * message is read to be judged (`--reader optics|decode|none`).
  *
  * The optics reader judges a message's bytes: the rules read the optics
- * they need through the scanners (rules.h's bytes reader), after the verify
- * level's check; at json and schema that check's one pass hands over the
+ * they need through the scanners (ru_subject_bytes, rules.h), after the
+ * verify level's check; at json and schema that check's one pass hands over the
  * bytes of the kind's base (the detail, in the demo's schema), so no scanner
  * walks to it again. The decode reader judges a decoded root through the
  * model getters. Both read the schema only through its tables (tr_schema).
+ * None judges nothing: every message is kept.
  *
- * An rd_reader owns its memory (the rules reader and an arena for escaped
+ * An rd_reader owns its memory (the rules' subject and an arena for escaped
  * strings, allocated once); nothing is allocated per message. */
-#ifndef TR_READERS_H
-#define TR_READERS_H
+#ifndef TR_READER_H
+#define TR_READER_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -26,6 +28,12 @@
  * strings needs about 22 MiB, test_verify shows), so 16 x the 4 MiB frame
  * limit; pages never touched cost nothing. */
 #define RD_DECODE_ARENA (64u << 20)
+
+typedef enum { RD_OPTICS, RD_DECODE, RD_NONE } rd_type;
+
+/* "optics", "decode", "none" */
+bool rd_type_parse(const char *s, rd_type *out);
+const char *rd_type_name(rd_type t);
 
 /* What a command judges with: at most one of the three (NULL: not given);
  * none means the default rules the program carries (schema/default.rules,
@@ -46,7 +54,7 @@ __attribute__((warn_unused_result)) bool rd_policy(const rd_choice *c, po_policy
 int rd_kinds(const char **names, int max);
 
 typedef struct {
-    ru_reader ru;
+    ru_subject ru;
     ar_arena arena;
     uint8_t *mem;
     vf_checker *vc;

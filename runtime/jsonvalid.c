@@ -1,4 +1,4 @@
-/* valid.c: the one-pass block validator of valid.h, in four widths.
+/* jsonvalid.c: the one-pass block validator of jsonvalid.h, in four widths.
  *
  * Two layers. Per 64-byte block, three masks (quotes, backslashes, bytes
  * below 0x20 or above 0x7F) and a prefix XOR of the unescaped quotes give
@@ -11,7 +11,7 @@
  * whether we are in an object or an array; the bracket stack says what to
  * go back to) reads only those, one table step each; a number or literal
  * is read where it starts (js_number_raw for numbers) and its bytes are
- * skipped. A 4 KB Issue has some 600 tokens, so most of its bytes (string
+ * skipped. A 4 KB message has some 600 tokens, so most of its bytes (string
  * contents) cost a share of three vector compares.
  *
  * One block step (jv_block) is shared by every width; only the masks
@@ -22,7 +22,7 @@
  * the strings json.h reads, the key sought) is read from the input itself,
  * bounded by end.
  */
-#include "valid.h"
+#include "jsonvalid.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -133,7 +133,7 @@ typedef struct {
 
 typedef struct {
     const uint8_t *end;
-    js_ctx ctx; /* for json.h's readers, which judge the odd strings, numbers, literals */
+    js_ctx ctx; /* for json.h's parsers, which judge the odd strings, numbers, literals */
     /* the member sought */
     jv_find *find;
     bool seeking;
@@ -151,7 +151,7 @@ static inline const uint8_t *literal(const uint8_t *p, const uint8_t *end, const
 /* A key at depth 1 at c, while seeking: the member, when it is the one. */
 static void seek_key(jv_state *st, const uint8_t *c)
 {
-    /* skip.h's key reader: unescapes, compares, and steps over the ':' */
+    /* skip.h's key parser: unescapes, compares, and steps over the ':' */
     const uint8_t *v;
     if (sk_key_slow(c, st->end, &st->find->key, 1, &v) != 0 || v >= st->end)
         return;
@@ -300,7 +300,7 @@ static inline __attribute__((always_inline)) int jv_block(jv_state *st, jv_carry
     while (s < st->end) {                                                               \
         size_t n = (size_t)(st->end - s) < 64 ? (size_t)(st->end - s) : 64;             \
         MASKS(s, n, st->seeking ? (uint8_t)st->find->key.p[0] : 0, &m);               \
-        uint64_t q = m.q & ~escaped_bits(m.bs, &cy.esc_carry);                          \
+        uint64_t q = m.q & ~bk_escaped_bits(m.bs, &cy.esc_carry);                       \
         uint64_t in = PXOR(q) ^ cy.in_carry;                                            \
         cy.in_carry ^= (uint64_t)0 - (uint64_t)(__builtin_popcountll(q) & 1);           \
         if (jv_block(st, &cy, s, n, &m, q, in) < 0)                                     \
@@ -357,7 +357,7 @@ static inline void masks_portable(const uint8_t *s, size_t n, uint8_t fb, jv_mas
     m->f = fb != 0 ? f : 0;
 }
 
-static bool walk_portable(jv_state *st, const uint8_t *p) { JV_WALK(masks_portable, prefix_xor_portable) }
+static bool walk_portable(jv_state *st, const uint8_t *p) { JV_WALK(masks_portable, bk_prefix_xor_portable) }
 
 #if BK_X86
 
@@ -366,11 +366,11 @@ static bool walk_portable(jv_state *st, const uint8_t *p) { JV_WALK(masks_portab
 __attribute__((target("sse2"))) static inline void masks_sse2(const uint8_t *s, size_t n, uint8_t fb, jv_masks *m)
 {
     uint8_t buf[64];
-    TAIL_COPY(s, n, buf);
+    BK_TAIL_COPY(s, n, buf);
     __m128i v[4];
     for (int i = 0; i < 4; i++)
         v[i] = _mm_loadu_si128((const __m128i *)(const void *)(s + 16 * i));
-#define EQ4(expr) mask16x4(expr(v[0]), expr(v[1]), expr(v[2]), expr(v[3]))
+#define EQ4(expr) bk_mask16x4(expr(v[0]), expr(v[1]), expr(v[2]), expr(v[3]))
 #define QUOTE(x) _mm_cmpeq_epi8((x), _mm_set1_epi8('"'))
 #define BSL(x) _mm_cmpeq_epi8((x), _mm_set1_epi8('\\'))
 /* a signed compare with 0x20 catches bytes < 0x20 and bytes >= 0x80 */
@@ -389,7 +389,7 @@ __attribute__((target("sse2"))) static inline void masks_sse2(const uint8_t *s, 
 
 __attribute__((target("sse2"))) static bool walk_sse2(jv_state *st, const uint8_t *p)
 {
-    JV_WALK(masks_sse2, prefix_xor_portable)
+    JV_WALK(masks_sse2, bk_prefix_xor_portable)
 }
 
 /* ---- AVX2: two 32-byte lanes */
@@ -397,10 +397,10 @@ __attribute__((target("sse2"))) static bool walk_sse2(jv_state *st, const uint8_
 __attribute__((target("avx2"))) static inline void masks_avx2(const uint8_t *s, size_t n, uint8_t fb, jv_masks *m)
 {
     uint8_t buf[64];
-    TAIL_COPY(s, n, buf);
+    BK_TAIL_COPY(s, n, buf);
     __m256i a = _mm256_loadu_si256((const __m256i *)(const void *)s);
     __m256i b = _mm256_loadu_si256((const __m256i *)(const void *)(s + 32));
-#define EQ2(expr) mask32x2(expr(a), expr(b))
+#define EQ2(expr) bk_mask32x2(expr(a), expr(b))
 #define QUOTE(x) _mm256_cmpeq_epi8((x), _mm256_set1_epi8('"'))
 #define BSL(x) _mm256_cmpeq_epi8((x), _mm256_set1_epi8('\\'))
 #define CTL(x) _mm256_cmpgt_epi8(_mm256_set1_epi8(0x20), (x))
@@ -418,7 +418,7 @@ __attribute__((target("avx2"))) static inline void masks_avx2(const uint8_t *s, 
 
 __attribute__((target("avx2,bmi,bmi2,pclmul"))) static bool walk_avx2(jv_state *st, const uint8_t *p)
 {
-    JV_WALK(masks_avx2, prefix_xor_clmul)
+    JV_WALK(masks_avx2, bk_prefix_xor_clmul)
 }
 
 /* ---- AVX-512BW: one 64-byte lane, the tail by masked load */
@@ -436,7 +436,7 @@ __attribute__((target("avx512f,avx512bw"))) static inline void masks_avx512(cons
 
 __attribute__((target("avx512f,avx512bw,bmi,bmi2,pclmul"))) static bool walk_avx512(jv_state *st, const uint8_t *p)
 {
-    JV_WALK(masks_avx512, prefix_xor_clmul)
+    JV_WALK(masks_avx512, bk_prefix_xor_clmul)
 }
 
 #endif /* BK_X86 */

@@ -1,4 +1,4 @@
-/* valid.h: JSON validation in one pass of 64-byte blocks, finding one
+/* jsonvalid.h: JSON validation in one pass of 64-byte blocks, finding one
  * top-level member on the way (verify=json: the check and the scan in the
  * same pass).
  *
@@ -11,7 +11,7 @@
  * tokens (the bytes outside strings, and one opening quote per string),
  * which a table-driven automaton reads in order with a bracket stack;
  * numbers (js_number_raw) and literals are read where they start. A 4 KB
- * Issue has some 600 tokens.
+ * message has some 600 tokens.
  *
  * Contract. The answer is one-sided: true means js_validate accepts the
  * input; false means it is not valid, or its value is a scalar, which this
@@ -27,12 +27,13 @@
  * The member found. With find != NULL and a top-level object, find->val and
  * find->end delimit the value of the first member at depth 1 whose key,
  * unescaped, is find->key: the same view the optic scanners' walk gives
- * (tr_scan_detail and sk_next, skip.h) on valid input. find->val is NULL
+ * (a generated tr_scan_NAME over a root member, and sk_next, skip.h) on
+ * valid input. find->val is NULL
  * when there is no such member. It is meaningful only when jv_valid
  * returned true.
  */
-#ifndef TR_VALID_H
-#define TR_VALID_H
+#ifndef TR_JSONVALID_H
+#define TR_JSONVALID_H
 
 #include <stdbool.h>
 #include <stddef.h>

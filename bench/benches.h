@@ -1,12 +1,14 @@
-/* triage.h: the benchmarks triage-bench can run. */
-#ifndef TR_TRIAGE_BENCH_H
-#define TR_TRIAGE_BENCH_H
+/* benches.h: the benchmarks triage-bench can run, bench_NAME each (bench.h
+ * is what they share). */
+#ifndef TR_BENCHES_H
+#define TR_BENCHES_H
 
 #include "bench.h"
 
+/* triage.c: one message from bytes to verdict: decode, optics, detail. */
 int bench_triage(const bn_opts *o);
 
-/* stream.c: the filter's pipe in memory (demo/pipe.h), per reader. */
+/* stream.c: the filter's pipe in memory (filter/pipe.h), per reader. */
 int bench_stream(const bn_opts *o);
 
 /* peers.c: ours against simdjson, jsmn, cJSON, jq and the memchr/memcpy

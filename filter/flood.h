@@ -1,6 +1,6 @@
 /* flood.h: Issues whose `tags` map is built to flood a hash table (issue 16).
  *
- * rd_dup_key (runtime/reader.c) used to hash a map's keys with unseeded
+ * ob_dup_key (runtime/object.c) used to hash a map's keys with unseeded
  * FNV-1a, masked to the table's low bits, and to probe linearly: keys that
  * agree in their hash's low bits then cost a probe for every earlier one,
  * quadratic time (11-12 s for 65 536 of them). That old hash lives here, and
@@ -12,9 +12,8 @@
  * and form whose last bytes are random. With the keyed hash both cost the
  * same; the reliability suite checks it, and the bench can time both.
  *
- * Header only (static functions): included by tests/unit/test_reliability.c,
- * and usable from bench/ as "../tests/unit/flood.h". Needs the generated
- * model and demo/issues.h.
+ * Header only (static functions), for tests/unit/test_reliability.c and
+ * bench/triage.c. Needs the generated model and issues.h.
  */
 #ifndef TR_FLOOD_H
 #define TR_FLOOD_H

@@ -3,8 +3,8 @@
  *
  *   off     the scanners alone (a lazy reader: fast, and trusting)
  *   json    the message must also be one well-formed JSON text: for the
- *           optics reader (readers.h) checked in the same pass that finds
- *           the kind's base (jv_valid, valid.h); vf_check and `check` use
+ *           optics reader (reader.h) checked in the same pass that finds
+ *           the kind's base (jv_valid, jsonvalid.h); vf_check and `check` use
  *           js_validate, the reference, which names the error
  *   schema  it must also be what the full decoder accepts (the generated
  *           validator, rendered from the decoder's own template): then the optics'

@@ -3,7 +3,7 @@
 
 #include <stdlib.h>
 
-#include "inflate.h"
+#include "gzip.h"
 
 #define GEN_ARENA (64u << 20)
 

@@ -1,5 +1,5 @@
-/* rand.c: deterministic leaves for the generated random generators. */
-#include "rand.h"
+/* rng.c: deterministic leaves for the generated random generators. */
+#include "rng.h"
 
 #include <string.h>
 

@@ -1,5 +1,5 @@
-/* ring.c: the mirrored ring and its flat fallback. */
-#include "ring.h"
+/* ringbuf.c: the mirrored ring and its flat fallback. */
+#include "ringbuf.h"
 
 #include "error.h"
 

@@ -1,8 +1,8 @@
-/* inflate.c: gzip members parsed here, their deflate data inflated by
+/* gzip.c: gzip members parsed here, their deflate data inflated by
  * libdeflate, their trailers checked here (libdeflate's own gzip reader
  * answers BAD_DATA alike for a bad stream and a bad CRC; parsing the wrapper
  * ourselves tells them apart and gives offsets). */
-#include "inflate.h"
+#include "gzip.h"
 
 #include <libdeflate.h>
 #include <stdlib.h>

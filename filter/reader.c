@@ -1,18 +1,36 @@
-/* readers.c: rules through the optics reader or the decode reader. */
-#include "readers.h"
+/* reader.c: rules through the optics reader or the decode reader. */
+#include "reader.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "valid.h"
+#include "jsonpolicy.h"
+#include "jsonvalid.h"
 
 /* schema/default.rules, built in (scripts/embed.py). */
 extern const char tr_default_rules[], tr_default_rules_path[];
 extern const size_t tr_default_rules_len;
 
-/* The bytes reader's arena: scanners unescape strings into it, so it holds
+/* The optics reader's arena: scanners unescape strings into it, so it holds
  * the largest message (untouched pages cost nothing). */
 #define RD_SCAN_ARENA (5u << 20)
+
+static const char *const type_names[] = {"optics", "decode", "none"};
+
+bool rd_type_parse(const char *s, rd_type *out)
+{
+    for (int t = 0; t < 3; t++)
+        if (strcmp(s, type_names[t]) == 0) {
+            *out = (rd_type)t;
+            return true;
+        }
+    return false;
+}
+
+const char *rd_type_name(rd_type t)
+{
+    return (unsigned)t < 3 ? type_names[t] : "?";
+}
 
 bool rd_policy(const rd_choice *c, po_policy *out, char *err, size_t errlen)
 {
@@ -24,9 +42,9 @@ bool rd_policy(const rd_choice *c, po_policy *out, char *err, size_t errlen)
     if (c->rules != NULL)
         return po_rules_file(c->rules, &tr_schema, out, err, errlen);
     if (c->where != NULL)
-        return po_where(c->where, &tr_schema, out, err, errlen);
+        return po_where(c->where, "--where", &tr_schema, out, err, errlen);
     if (c->policy != NULL)
-        return po_load(c->policy, &tr_schema, out, err, errlen);
+        return jp_load(c->policy, &tr_schema, out, err, errlen);
     return po_rules(tr_default_rules, tr_default_rules_len, tr_default_rules_path, &tr_schema,
                     out, err, errlen);
 }
@@ -63,7 +81,7 @@ rd_reader *rd_new(void)
         return NULL;
     }
     ar_init(&r->arena, r->mem, RD_SCAN_ARENA);
-    if (!ru_reader_init(&r->ru, &tr_schema, &r->arena)) {
+    if (!ru_subject_init(&r->ru, &tr_schema, &r->arena)) {
         rd_free(r);
         return NULL;
     }
@@ -91,7 +109,7 @@ void rd_free(rd_reader *r)
 
 bool rd_message(rd_reader *r, vf_level level, tr_message m)
 {
-    ru_reader_bytes(&r->ru, m.p, m.n);
+    ru_subject_bytes(&r->ru, m.p, m.n);
     if (level == VF_OFF)
         return true;
     int b = kind_base();
@@ -116,7 +134,7 @@ bool rd_message(rd_reader *r, vf_level level, tr_message m)
         if (b < 0)
             return true;
     }
-    ru_reader_seed(&r->ru, b, hit, &v);
+    ru_subject_seed(&r->ru, b, hit, &v);
     return true;
 }
 
@@ -142,11 +160,11 @@ bool rd_decode(rd_reader *r, tr_message m)
     ar_reset(&r->dec);
     if (tr_schema.types[tr_schema.root].decode(m.p, m.n, &r->dec, r->root).code != TR_E_OK)
         return false;
-    ru_reader_model(&r->ru, r->root);
+    ru_subject_model(&r->ru, r->root);
     return true;
 }
 
 void rd_decoded(rd_reader *r, const void *root)
 {
-    ru_reader_model(&r->ru, root);
+    ru_subject_model(&r->ru, root);
 }

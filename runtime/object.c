@@ -1,5 +1,5 @@
-/* reader.c: shared pieces of the generated readers. */
-#include "reader.h"
+/* object.c: the pieces of JSON objects the generated code reads. */
+#include "object.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -8,7 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
-const uint8_t *rd_wrong_type(js_ctx *c, const uint8_t *p, const uint8_t *end)
+const uint8_t *ob_wrong_type(js_ctx *c, const uint8_t *p, const uint8_t *end)
 {
     if (p >= end)
         return js_fail(c, p, TR_E_EOF);
@@ -24,14 +24,14 @@ const uint8_t *rd_wrong_type(js_ctx *c, const uint8_t *p, const uint8_t *end)
     }
 }
 
-const uint8_t *rd_in(js_ctx *c, const char *field)
+const uint8_t *ob_in(js_ctx *c, const char *field)
 {
     if (c->err.what == NULL)
         c->err.what = field;
     return NULL;
 }
 
-const uint8_t *rd_key_slow(js_ctx *c, const uint8_t *p, const uint8_t *end, const uint8_t **k,
+const uint8_t *ob_key_slow(js_ctx *c, const uint8_t *p, const uint8_t *end, const uint8_t **k,
                            size_t *kn)
 {
     bool esc;
@@ -55,7 +55,7 @@ const uint8_t *rd_key_slow(js_ctx *c, const uint8_t *p, const uint8_t *end, cons
     return js_ws(q + 1, end);
 }
 
-const uint8_t *rd_next_slow(js_ctx *c, const uint8_t *p, const uint8_t *end, uint8_t closer,
+const uint8_t *ob_next_slow(js_ctx *c, const uint8_t *p, const uint8_t *end, uint8_t closer,
                             bool *more)
 {
     p = js_ws(p, end);
@@ -75,11 +75,11 @@ const uint8_t *rd_next_slow(js_ctx *c, const uint8_t *p, const uint8_t *end, uin
     return js_fail(c, p, TR_E_SYNTAX);
 }
 
-const uint8_t *rd_name(js_ctx *c, const uint8_t *p, const uint8_t *end, rd_from_fn from,
+const uint8_t *ob_name(js_ctx *c, const uint8_t *p, const uint8_t *end, ob_from_fn from,
                        size_t longest, tr_code unknown, int *out)
 {
     if (p >= end || *p != '"')
-        return rd_wrong_type(c, p, end);
+        return ob_wrong_type(c, p, end);
     bool esc;
     const uint8_t *q = js_string_raw(c, p, end, &esc);
     if (q == NULL)
@@ -102,8 +102,8 @@ const uint8_t *rd_name(js_ctx *c, const uint8_t *p, const uint8_t *end, rd_from_
     return q;
 }
 
-const uint8_t *rd_find_tag(js_ctx *c, const uint8_t *p, const uint8_t *end, const char *tag,
-                           size_t tag_len, rd_from_fn from, size_t longest, int *kind)
+const uint8_t *ob_find_tag(js_ctx *c, const uint8_t *p, const uint8_t *end, const char *tag,
+                           size_t tag_len, ob_from_fn from, size_t longest, int *kind)
 {
     const uint8_t *open = p;
     if (++c->depth > c->max_depth)
@@ -120,13 +120,13 @@ const uint8_t *rd_find_tag(js_ctx *c, const uint8_t *p, const uint8_t *end, cons
             return js_fail(c, p, TR_E_SYNTAX);
         const uint8_t *k;
         size_t kn, mark = ar_scratch_mark(c->arena);
-        p = rd_key(c, p, end, &k, &kn);
+        p = ob_key(c, p, end, &k, &kn);
         if (p == NULL)
             return NULL;
         bool hit = kn == tag_len && memcmp(k, tag, tag_len) == 0;
         ar_scratch_pop(c->arena, mark);
         if (hit) {
-            if (rd_name(c, p, end, from, longest, TR_E_TAG, kind) == NULL)
+            if (ob_name(c, p, end, from, longest, TR_E_TAG, kind) == NULL)
                 return NULL;
             c->depth--;
             return open;
@@ -134,7 +134,7 @@ const uint8_t *rd_find_tag(js_ctx *c, const uint8_t *p, const uint8_t *end, cons
         p = js_skip(c, p, end);
         if (p == NULL)
             return NULL;
-        p = rd_next(c, p, end, '}', &more);
+        p = ob_next(c, p, end, '}', &more);
         if (p == NULL)
             return NULL;
     }
@@ -149,7 +149,7 @@ const uint8_t *rd_find_tag(js_ctx *c, const uint8_t *p, const uint8_t *end, cons
  * tables use) under a 128-bit key drawn from getrandom once per process.
  * The unseeded FNV-1a it replaces let one 1.2 MB message of 65 536 keys
  * built to agree in their low bits cost 12 s (issue 16). The result of
- * rd_dup_key does not depend on the key: the first repeat is the first
+ * ob_dup_key does not depend on the key: the first repeat is the first
  * repeat whatever the table's order. */
 
 static uint64_t sip_k0, sip_k1;
@@ -227,18 +227,18 @@ static uint64_t siphash13(uint64_t k0, uint64_t k1, const uint8_t *s, size_t n)
     return v0 ^ v1 ^ v2 ^ v3;
 }
 
-uint64_t rd_key_hash(const void *s, size_t n)
+uint64_t ob_key_hash(const void *s, size_t n)
 {
     pthread_once(&sip_once, sip_init);
     return siphash13(sip_k0, sip_k1, s, n);
 }
 
-uint64_t rd_siphash13(uint64_t k0, uint64_t k1, const void *s, size_t n)
+uint64_t ob_siphash13(uint64_t k0, uint64_t k1, const void *s, size_t n)
 {
     return siphash13(k0, k1, s, n);
 }
 
-long rd_dup_key(ar_arena *a, const void *entries, size_t stride, size_t n)
+long ob_dup_key(ar_arena *a, const void *entries, size_t stride, size_t n)
 {
     const uint8_t *e = entries;
 #define KEY(i) ((const js_str *)(const void *)(e + (size_t)(i) * stride))

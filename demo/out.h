@@ -1,0 +1,17 @@
+/* out.h: failures to write stdout, remembered and reported. */
+#ifndef TR_OUT_H
+#define TR_OUT_H
+
+#include <stdbool.h>
+
+/* Results on stdout are never lost silently (issue 16). out_failed: true
+ * once a write to stdout has failed (ferror), remembering the first
+ * failure's errno; call it right after writing, so that errno is the
+ * write's. out_close: flushes and closes stdout; 0, or 1 after printing
+ * "triage-demo CMD: cannot write stdout: REASON" on stderr when any write
+ * to it failed. Every command that writes results ends with it. */
+bool out_failed(void);
+bool out_flush_failed(void); /* fflush(stdout), then out_failed */
+int out_close(const char *cmd);
+
+#endif
