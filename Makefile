@@ -179,19 +179,37 @@ $(BUILD)/triage-bench: $(BENCH_OBJ) $(BENCH_CXX_OBJ) $(filter-out $(BUILD)/obj/d
 	$(call say,LINK,$@)
 	$(Q)$(BENCH_LD) $(LDFLAGS) $^ -o $@ $(BENCH_LIBS) $(LDLIBS)
 
-$(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJ)
+# ---- the unit suites (tests/unit, Check). What they share is written once
+# in tests/support (for any schema: the runner, guard pages, buffers, ...) and
+# tests/support/demo (for the demo's schema and demo/ code); each file there
+# is compiled once per build and linked into every suite.
+SUPPORT_SRC := $(sort $(wildcard tests/support/*.c))
+SUPPORT_DEMO_SRC := $(sort $(wildcard tests/support/demo/*.c))
+SUPPORT_OBJ := $(SUPPORT_SRC:tests/%.c=$(BUILD)/obj/tests/%.o)
+SUPPORT_DEMO_OBJ := $(SUPPORT_DEMO_SRC:tests/%.c=$(BUILD)/obj/tests/%.o)
+TEST_CFLAGS := -Itests -Itests/unit
+TEST_OBJ := $(SUPPORT_OBJ) $(SUPPORT_DEMO_OBJ) $(LIB_OBJ)
+
+$(BUILD)/obj/tests/support/%.o: tests/support/%.c | $(GEN_STAMP)
 	@mkdir -p $(@D)
 	$(call say,CC,$@)
-	$(Q)$(CC) $(CFLAGS) -Itests/unit $< $(LIB_OBJ) -o $@ $(LDFLAGS) $(CHECK_LIBS) $(LDLIBS)
+	$(Q)$(CC) $(CFLAGS) $(TEST_CFLAGS) -c $< -o $@
 
-# The suite that holds for any schema links the runtime and the generated
-# code alone, so it builds for schemas the demo cannot run on.
+$(BUILD)/tests/%: tests/unit/%.c $(TEST_OBJ)
+	@mkdir -p $(@D)
+	$(call say,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $(TEST_CFLAGS) $< $(TEST_OBJ) -o $@ $(LDFLAGS) $(CHECK_LIBS) $(LDLIBS)
+
+# The suites that hold for any schema link the runtime, the generated code
+# and tests/support alone, so they build for schemas the demo cannot run on.
 MODEL_OBJ := $(RUNTIME_OBJ) $(GEN_OBJ)
 MODEL_TESTS := $(BUILD)/tests/test_model $(BUILD)/tests/test_rules_model
-$(MODEL_TESTS): $(BUILD)/tests/%: tests/unit/%.c $(MODEL_OBJ)
+$(MODEL_TESTS): $(BUILD)/tests/%: tests/unit/%.c $(SUPPORT_OBJ) $(MODEL_OBJ)
 	@mkdir -p $(@D)
 	$(call say,CC,$@)
-	$(Q)$(CC) $(CFLAGS) -Itests/unit $< $(MODEL_OBJ) -o $@ $(LDFLAGS) $(CHECK_LIBS) $(LDLIBS)
+	$(Q)$(CC) $(CFLAGS) $(TEST_CFLAGS) $< $(SUPPORT_OBJ) $(MODEL_OBJ) -o $@ $(LDFLAGS) $(CHECK_LIBS) $(LDLIBS)
+
+-include $(wildcard $(BUILD)/obj/tests/support/*.d $(BUILD)/obj/tests/support/demo/*.d)
 
 demo: all
 	$(BUILD)/triage-demo run 200000

@@ -16,9 +16,10 @@
  * the thresholds), encoded in both layouts. Each is judged by the decode
  * reader and by the optics reader at every verify level, which must agree,
  * and the kind po_judge reports must be the message's. */
-#include "check_util.h"
-
 #include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "frames.h"
@@ -26,6 +27,7 @@
 #include "policy.h"
 #include "readers.h"
 #include "tr_model.h"
+#include "support/suite.h"
 
 /* ---- the messages ---- */
 
@@ -706,9 +708,7 @@ END_TEST
 int main(void)
 {
     Suite *s = suite_create("policy");
-    TCase *tc = tcase_create("policy");
-    tcase_add_checked_fixture(tc, setup, NULL);
-    tcase_set_timeout(tc, 120);
+    TCase *tc = su_tcase(s, "policy", setup, NULL, 120);
     tcase_add_test(tc, default_is_model_md_policy);
     tcase_add_test(tc, default_reads_lazily);
     tcase_add_test(tc, json_default_means_default_rules);
@@ -719,10 +719,5 @@ int main(void)
     tcase_add_test(tc, load_file);
     tcase_add_test(tc, where);
     tcase_add_test(tc, choice);
-    suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return su_run(s);
 }

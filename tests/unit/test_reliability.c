@@ -6,6 +6,7 @@
  * command-line half (lost output, options out of range, run's memory, the
  * verify levels) is tests/e2e/reliability.sh. */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -13,7 +14,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "check_util.h"
 #include "flood.h"
 #include "issues.h"
 #include "policy.h"
@@ -21,6 +21,7 @@
 #include "readers.h"
 #include "tr_model.h"
 #include "verify.h"
+#include "support/suite.h"
 
 /* ---- the hash */
 
@@ -271,23 +272,15 @@ END_TEST
 int main(void)
 {
     Suite *s = suite_create("reliability");
-    TCase *tc = tcase_create("hash");
+    TCase *tc = su_tcase(s, "hash", NULL, NULL, 0);
     tcase_add_test(tc, siphash_vectors);
     tcase_add_test(tc, key_per_process);
     tcase_add_test(tc, dup_key_finds_the_first_repeat);
     tcase_add_test(tc, dup_key_arena_full);
-    suite_add_tcase(s, tc);
-    tc = tcase_create("flood");
-    tcase_set_timeout(tc, 120);
+    tc = su_tcase(s, "flood", NULL, NULL, 120);
     tcase_add_test(tc, flood_keys_collide_under_the_old_hash);
     tcase_add_test(tc, flood_costs_what_random_keys_cost);
-    suite_add_tcase(s, tc);
-    tc = tcase_create("policy");
+    tc = su_tcase(s, "policy", NULL, NULL, 0);
     tcase_add_test(tc, policy_path_is_a_directory);
-    suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return su_run(s);
 }
