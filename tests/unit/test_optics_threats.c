@@ -1,1192 +1,36 @@
-/* test_optics.c: the Check suite for the optic scanners (build/gen/tr_scan_*.c,
- * runtime/skip.c) against the same paths over the decoded model
- * (tr_get_*), and for the two policy readers (demo/readers.c).
+/* test_optics_threats.c: THREATS.md's cases for the optic scanners and the
+ * optics reader at verify=off (optics.h), built on generated issues whose
+ * detail is replaced by a literal one of each case.
  *
- * The reference is always the full decoder: a message is decoded with
- * tr_decode_Issue and each optic read with tr_get_<name>; the scanners must
- * give the same hit or miss and the same value, and po_judge (the default
- * rules) must give the same verdict and kind through the decode reader
- * (rd_decoded) and the optics reader (rd_message, verify off).
+ * On text the decoder rejects a scanner may hit or miss, but never
+ * misreads: a field twice in one object (TR_E_DUPLICATE for the decoder)
+ * reads as its first occurrence, whether the detail itself, its tag or a
+ * leaf's record is repeated (a second tag naming another case may turn a
+ * leaf into a miss); malformed text (cut short, unbalanced, bad escapes or
+ * UTF-8, too deep) is a miss or the same value, never another one; a
+ * detail of no known kind is dropped by both readers. On text the decoder
+ * accepts, every scanner agrees with it exactly: escapes in keys and values,
+ * keys that differ from wanted ones only in letter case (unknown fields),
+ * the wanted keys nested in objects, arrays and strings elsewhere, and
+ * escapes and quotes at every offset from a 64-byte block's start (the
+ * walk's carries across blocks, once per SIMD width).
  *
- * Inputs:
- *  - generated issues at every size 2..40, several seeds, both layouts
- *    (detail in its declared place, and first);
- *  - variants of those, re-written by test_optics_json.h: pretty-printed,
- *    members shuffled (the union tag not first, or last), keys and values
- *    \u-escaped, unknown members inserted before and inside detail and along
- *    every path (names sharing a prefix with wanted keys, case variants,
- *    strings equal to key names, nested objects and arrays holding the
- *    wanted keys), optional fields as null and empty lists left out, nasty
- *    strings (escaped quotes, backslashes, brackets, UTF-8, surrogate
- *    pairs) in every free-text field;
- *  - THREATS.md's cases, built on generated issues;
- *  - every prefix of a few messages (and of their details alone), and
- *    single-byte corruptions of them: every position from 64 bytes before
- *    the detail to 64 after it to 26 values, every 5th elsewhere to the
- *    structural bytes.
- *
- * Semantics checked (verify=off). On any text the decoder accepts, every
- * scanner agrees with the decoder. On text the decoder rejects, a scanner
- * may hit or miss, but never misreads: for duplicates (which the decoder
- * rejects, TR_E_DUPLICATE) the first occurrence wins (a second tag naming
- * another case may turn a leaf into a miss); a value cut short is a miss,
- * never a shorter value. After a single-byte corruption the decoder still
- * accepts, the scanners must agree with it exactly.
- *
- * Every input the scanners read ends at an unmapped page (guard_place), and
- * a detail's leaf scanners are also run on a copy of the detail's bytes that
- * ends at its own unmapped page. The equality tests run once per SIMD
- * implementation (JS_SIMD=portable|sse2|avx2|avx512; loop tests), and
- * test_impls_identical runs all four in one process on the same inputs
- * (including prefixes and corruptions) and requires identical results.
- *
- * On a failure the offending input is written to /tmp/test_optics_fail_*.json
- * (its path is in the message).
- */
-#include <check.h>
+ * The literals spell the demo's fields; a schema that adds fields to its
+ * cases gets them completed from a generated detail of the same case
+ * (literals.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include "issues.h"
-#include "policy.h"
-#include "readers.h"
-#include "skip.h"
 #include "tr_model.h"
 #include "tr_optics.h"
-
-#include "literals.h"
-#include "test_optics_json.h"
-
-/* ---- SIMD implementations ---- */
-
-static const char *const impl_names[] = {"portable", "sse2", "avx2", "avx512"};
-#define N_IMPLS 4
-
-/* Selects implementation i as the brief says (JS_SIMD, then sk_init); since
- * js_init decides once per process, js_force_simd makes the choice stick
- * when something chose already. false when the CPU lacks it. */
-static bool use_impl(int i)
-{
-    setenv("JS_SIMD", impl_names[i], 1);
-    sk_init();
-    if (strcmp(sk_impl_name(), impl_names[i]) != 0) {
-        if (js_force_simd(impl_names[i]) == NULL)
-            return false;
-        sk_init();
-    }
-#if defined(__x86_64__) || defined(__i386__)
-    if (i >= 2 && !__builtin_cpu_supports("pclmul"))
-        return false; /* skip.c then falls back to sse2 */
-#endif
-    ck_assert_str_eq(sk_impl_name(), impl_names[i]);
-    ck_assert_str_eq(js_simd_name(), impl_names[i]);
-    return true;
-}
-
-/* ---- inputs that end right before an unmapped page ---- */
-
-#define GUARD_CAP (8u << 20)
-
-typedef struct {
-    uint8_t *body; /* GUARD_CAP bytes, then a PROT_NONE page */
-} guard;
-
-static guard g_msg, g_det;
-
-static uint8_t *guard_place(guard *g, const void *data, size_t n)
-{
-    if (g->body == NULL) {
-        size_t pg = (size_t)sysconf(_SC_PAGESIZE);
-        uint8_t *m = mmap(NULL, GUARD_CAP + pg, PROT_READ | PROT_WRITE,
-                          MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        REQUIRE_TRUE((m) != (MAP_FAILED));
-        REQUIRE_TRUE(mprotect(m + GUARD_CAP, pg, PROT_NONE) == 0);
-        g->body = m;
-    }
-    REQUIRE_TRUE((n) <= (GUARD_CAP));
-    uint8_t *p = g->body + GUARD_CAP - n;
-    if (n != 0 && p != data)
-        memmove(p, data, n);
-    return p;
-}
-
-/* ---- the policy, arenas ---- */
-
-static po_policy pol;
-static rd_reader *rd; /* both readers' rules reader */
-static ar_arena dec_arena;
-static uint8_t *dec_mem;
-#define DEC_CAP (32u << 20)
-
-static void setup(void)
-{
-    if (rd == NULL) {
-        rd_choice none = {0}; /* the default rules */
-        char err[256];
-        REQUIRE(rd_policy(&none, &pol, err, sizeof err), "%s", err);
-        rd = rd_new();
-        REQUIRE_TRUE(rd != NULL);
-    }
-    if (dec_mem == NULL) {
-        dec_mem = malloc(DEC_CAP);
-        REQUIRE_TRUE((dec_mem) != NULL);
-    }
-    ar_init(&dec_arena, dec_mem, DEC_CAP);
-    tj_reset();
-    sk_init();
-}
-
-/* ---- failures keep their input ---- */
-
-static int fail_count;
-
-static const char *dump(const uint8_t *m, size_t n)
-{
-    static char path[128];
-    snprintf(path, sizeof path, "/tmp/test_optics_fail_%d_%d.json", (int)getpid(), fail_count++);
-    FILE *f = fopen(path, "wb");
-    if (f != NULL) {
-        fwrite(m, 1, n, f);
-        fclose(f);
-    }
-    return path;
-}
-
-#define FAIL_IF(cond, m, n, ...)                                                        \
-    do {                                                                                \
-        if (cond) {                                                                     \
-            char fail_msg_[512];                                                        \
-            snprintf(fail_msg_, sizeof fail_msg_, __VA_ARGS__);                         \
-            ck_abort_msg("%s [impl %s; input %zu bytes in %s]", fail_msg_, sk_impl_name(), \
-                         (size_t)(n), dump((m), (n)));                                  \
-        }                                                                               \
-    } while (0)
-
-/* ---- what each reader reads ---- */
-
-enum { O_DETAIL, O_KIND, O_SEV, O_TIER, O_MOD, O_PLAN, O_VOTES, O_SEVOF, O_N };
-static const char *const o_names[O_N] = {"detail", "kind", "severity", "tier",
-                                         "module", "plan", "votes", "severityOf"};
-
-typedef struct {
-    bool hit[O_N];
-    int64_t val[O_N]; /* detail: the kind tr_dec_Detail reads from the view (-1: none) */
-    size_t det_off, det_n; /* the detail's view, as an offset into the message */
-    bool keep;
-    int jkind;
-} res;
-
-/* The leaves over a detail's bytes (kind, severity, tier, module, plan, votes). */
-static void scan_leaves(const uint8_t *p, size_t n, res *r)
-{
-    tr_view_Detail v = {p, n};
-    tr_Detail_kind k;
-    tr_Severity s;
-    tr_Tier t;
-    tr_Module m;
-    tr_Plan pl;
-    tr_Votes vo;
-    uint64_t mem[64];
-    ar_arena a;
-    ar_init(&a, mem, sizeof mem);
-    if ((r->hit[O_KIND] = tr_scan_kind(v, &k)))
-        r->val[O_KIND] = k;
-    if ((r->hit[O_SEV] = tr_scan_severity(v, &s)))
-        r->val[O_SEV] = s;
-    if ((r->hit[O_TIER] = tr_scan_tier(v, &t)))
-        r->val[O_TIER] = t;
-    if ((r->hit[O_MOD] = tr_scan_module(v, &m)))
-        r->val[O_MOD] = m;
-    if ((r->hit[O_PLAN] = tr_scan_plan(v, &pl)))
-        r->val[O_PLAN] = pl;
-    if ((r->hit[O_VOTES] = tr_scan_votes(v, &vo, &a)))
-        r->val[O_VOTES] = vo.count;
-}
-
-/* The optics reader's verdict on a message's bytes (verify off). */
-static void judge_bytes(const uint8_t *p, size_t n, res *r)
-{
-    REQUIRE_TRUE(rd_message(rd, VF_OFF, (tr_message){p, n}));
-    r->jkind = -1;
-    r->keep = po_judge(&pol, &rd->ru, &r->jkind);
-}
-
-/* Everything from a message's bytes. */
-static void scan_msg(const uint8_t *p, size_t n, res *r)
-{
-    memset(r, 0, sizeof *r);
-    r->jkind = -1;
-    tr_message msg = {p, n};
-    tr_view_Detail v;
-    tr_Severity s;
-    if ((r->hit[O_SEVOF] = tr_scan_severityOf(msg, &s)))
-        r->val[O_SEVOF] = s;
-    if (!(r->hit[O_DETAIL] = tr_scan_detail(msg, &v))) {
-        judge_bytes(p, n, r);
-        /* No whole detail (absent, or cut short: a malformed message at
-         * verify=off). The reader reads the kind into the detail from where
-         * it starts (tr_seek_detail), so it has the kind exactly when the
-         * kind's own value is there, complete; without a detail at all,
-         * no kind: dropped. */
-        tr_view_Detail at;
-        tr_Detail_kind k;
-        int want = tr_seek_detail(msg, &at) && tr_scan_kind(at, &k) ? (int)k : -1;
-        FAIL_IF(r->jkind != want, p, n, "no whole detail: judged kind %d, the kind there %d",
-                r->jkind, want);
-        FAIL_IF(want < 0 && r->keep, p, n, "no detail, yet judged keep");
-        return;
-    }
-    if (v.p < p || v.n > n || v.p + v.n > p + n) {
-        FAIL_IF(true, p, n, "detail view [%p, +%zu) outside the message [%p, +%zu)",
-                (const void *)v.p, v.n, (const void *)p, n);
-    }
-    r->det_off = (size_t)(v.p - p);
-    r->det_n = v.n;
-    tr_Detail d;
-    js_ctx c;
-    ar_reset(&dec_arena);
-    js_ctx_init(&c, v.p, &dec_arena);
-    const uint8_t *q = tr_dec_Detail(&c, v.p, v.p + v.n, &d);
-    r->val[O_DETAIL] = q == v.p + v.n ? (int64_t)d.kind : -1;
-    scan_leaves(v.p, v.n, r);
-    judge_bytes(p, n, r);
-}
-
-/* The same paths over a decoded issue (tr_get_*), and the model reader's verdict. */
-static void model_res(const tr_Issue *is, res *r)
-{
-    memset(r, 0, sizeof *r);
-    const tr_Detail *d;
-    r->hit[O_DETAIL] = tr_get_detail(is, &d);
-    REQUIRE_TRUE(r->hit[O_DETAIL]);
-    r->val[O_DETAIL] = d->kind;
-    tr_Detail_kind k;
-    tr_Severity s;
-    tr_Tier t;
-    tr_Module m;
-    tr_Plan pl;
-    const tr_Votes *vo;
-    if ((r->hit[O_KIND] = tr_get_kind(d, &k)))
-        r->val[O_KIND] = k;
-    if ((r->hit[O_SEV] = tr_get_severity(d, &s)))
-        r->val[O_SEV] = s;
-    if ((r->hit[O_TIER] = tr_get_tier(d, &t)))
-        r->val[O_TIER] = t;
-    if ((r->hit[O_MOD] = tr_get_module(d, &m)))
-        r->val[O_MOD] = m;
-    if ((r->hit[O_PLAN] = tr_get_plan(d, &pl)))
-        r->val[O_PLAN] = pl;
-    if ((r->hit[O_VOTES] = tr_get_votes(d, &vo)))
-        r->val[O_VOTES] = vo->count;
-    if ((r->hit[O_SEVOF] = tr_get_severityOf(is, &s)))
-        r->val[O_SEVOF] = s;
-    rd_decoded(rd, is);
-    r->jkind = -1;
-    r->keep = po_judge(&pol, &rd->ru, &r->jkind);
-}
-
-static void fmt_o(const res *r, int o, char *buf, size_t cap)
-{
-    if (r->hit[o])
-        snprintf(buf, cap, "%lld", (long long)r->val[o]);
-    else
-        snprintf(buf, cap, "miss");
-}
-
-/* The optics in [o0, o1) and (when verdict) the verdicts must be equal. */
-static void cmp_res(const res *got, const res *want, int o0, int o1, bool verdict,
-                    const uint8_t *m, size_t n, const char *label)
-{
-    for (int o = o0; o < o1; o++) {
-        bool same = got->hit[o] == want->hit[o] && (!got->hit[o] || got->val[o] == want->val[o]);
-        if (!same) {
-            char g[32], w[32];
-            fmt_o(got, o, g, sizeof g);
-            fmt_o(want, o, w, sizeof w);
-            FAIL_IF(true, m, n, "%s: optic %s: scanner %s, reference %s", label, o_names[o], g, w);
-        }
-    }
-    if (verdict)
-        FAIL_IF(got->keep != want->keep || got->jkind != want->jkind, m, n,
-                "%s: verdict optics %s/%d, model %s/%d", label, got->keep ? "keep" : "drop",
-                got->jkind, want->keep ? "keep" : "drop", want->jkind);
-}
-
-static long n_checked; /* messages checked in full, for the summary */
-
-/* The central check: the message must decode, and every optic and the
- * verdict must match the model; the detail's leaves again on a copy of its
- * bytes at the end of a mapping. *out (if not NULL) receives the scan. */
-static void check_msg(const uint8_t *msg, size_t n, const char *label, res *out)
-{
-    const uint8_t *m = guard_place(&g_msg, msg, n);
-    tr_Issue is;
-    ar_reset(&dec_arena);
-    tr_error e = tr_decode_Issue(m, n, &dec_arena, &is);
-    FAIL_IF(e.code != TR_E_OK, msg, n, "%s: the decoder rejects it: %s at %zu (%s)", label,
-            tr_error_name(e.code), e.offset, e.what ? e.what : "");
-    res mr, sr, dr;
-    model_res(&is, &mr);
-    scan_msg(m, n, &sr);
-    cmp_res(&sr, &mr, 0, O_N, true, m, n, label);
-    memcpy(&dr, &sr, sizeof dr);
-    const uint8_t *d = guard_place(&g_det, m + sr.det_off, sr.det_n);
-    scan_leaves(d, sr.det_n, &dr);
-    cmp_res(&dr, &mr, O_KIND, O_VOTES + 1, false, d, sr.det_n, label);
-    n_checked++;
-    if (out != NULL)
-        *out = sr;
-}
-
-/* ---- the variants ---- */
-
-enum {
-    V_PRETTY,
-    V_SHUFFLE,
-    V_TYPE_LAST,
-    V_ESC_KEYS,
-    V_ESC_VALS,
-    V_UNKNOWN,
-    V_NULLS,
-    V_FIRST,
-    V_NASTY,
-    V_ALL,
-    V_ALL2,
-    V_LIGHT,
-    V_COUNT
-};
-static const char *const v_names[V_COUNT] = {
-    "pretty", "shuffled", "type-last", "escaped-keys", "escaped-values", "unknown-fields",
-    "nulls",  "first",    "nasty-strings", "all", "all-first", "light"};
-
-/* Each wanted key, with a decoy value of its type (one a careless reader
- * would keep: Sev1, Critical, Payments, Enterprise, 200 votes). */
-static const struct {
-    const char *key, *decoy;
-} wanted[] = {
-    {"detail", "{\"type\":\"Incident\",\"severity\":\"Sev1\",\"impact\":{\"service\":{\"tier\":\"Critical\"}}}"},
-    {"type", "\"Incident\""},
-    {"severity", "\"Sev1\""},
-    {"impact", "{\"users\":1,\"errorRate\":0.5,\"service\":{\"name\":\"s\",\"tier\":\"Critical\",\"region\":\"r\"}}"},
-    {"service", "{\"tier\":\"Critical\"}"},
-    {"tier", "\"Critical\""},
-    {"trace", "{\"frames\":[{\"module\":\"Payments\"}]}"},
-    {"frames", "[{\"module\":\"Payments\"}]"},
-    {"module", "\"Payments\""},
-    {"requester", "{\"contract\":{\"plan\":\"Enterprise\"}}"},
-    {"contract", "{\"plan\":\"Enterprise\"}"},
-    {"plan", "\"Enterprise\""},
-    {"votes", "{\"count\":200}"},
-    {"count", "200"},
-};
-
-static const char *decoy_of(const char *key)
-{
-    for (size_t i = 0; i < sizeof wanted / sizeof wanted[0]; i++)
-        if (strcmp(wanted[i].key, key) == 0)
-            return wanted[i].decoy;
-    ck_abort_msg("no decoy for %s", key);
-    return NULL;
-}
-
-/* A JSON text as the raw content of a string (quotes and backslashes escaped). */
-static const char *as_string_raw(const char *json)
-{
-    size_t n = strlen(json);
-    char *d = tj_alloc(2 * n + 1), *w = d;
-    for (size_t i = 0; i < n; i++) {
-        if (json[i] == '"' || json[i] == '\\')
-            *w++ = '\\';
-        *w++ = json[i];
-    }
-    *w = 0;
-    return d;
-}
-
-/* Unknown members around wanted key K in object o, at random places (the
- * first at the front, so before the real member). */
-static void add_decoys(tj *o, const char *K, uint64_t *rng)
-{
-    const char *dj = decoy_of(K);
-    char k[96], v[512];
-    size_t kl = strlen(K);
-    int added = 0;
-#define AT() (added++ == 0 ? 0 : (size_t)tj_below(rng, o->count + 1))
-    snprintf(k, sizeof k, "%sX", K); /* same start, longer */
-    tj_insert_key(o, AT(), k, tj_parse0(dj));
-    snprintf(k, sizeof k, "%ss", K);
-    tj_insert_key(o, AT(), k, tj_parse0(dj));
-    snprintf(k, sizeof k, "%.*s", (int)(kl - 1), K); /* a proper prefix */
-    tj_insert_key(o, AT(), k, tj_parse0(dj));
-    snprintf(k, sizeof k, "%c%s", K[0] - 32, K + 1); /* another case */
-    tj_insert_key(o, AT(), k, tj_parse0(dj));
-    snprintf(k, sizeof k, "%.*s\\u00%02X", (int)(kl - 1), K, K[kl - 1] - 32); /* escaped, other case */
-    tj_insert_key(o, AT(), k, tj_parse0(dj));
-    snprintf(k, sizeof k, "%s\\u0000", K); /* escaped, longer */
-    tj_insert_key(o, AT(), k, tj_parse0(dj));
-    snprintf(k, sizeof k, "%s ", K);
-    tj_insert_key(o, AT(), k, tj_parse0(dj));
-    snprintf(k, sizeof k, "z_%s", K); /* a string value equal to the key */
-    tj_insert_key(o, AT(), k, tj_str(K));
-    snprintf(k, sizeof k, "%.1s", K); /* key: K's first letter; value: K */
-    if (tj_find(o, k) < 0)
-        tj_insert_key(o, AT(), k, tj_str(K));
-    snprintf(k, sizeof k, "n_%s", K); /* K inside a nested object */
-    snprintf(v, sizeof v, "{\"%s\":%s,\"x\":{\"%s\":%s}}", K, dj, K, dj);
-    tj_insert_key(o, AT(), k, tj_parse0(v));
-    snprintf(k, sizeof k, "a_%s", K); /* K inside arrays */
-    snprintf(v, sizeof v, "[\"%s\",{\"%s\":%s},[[%s]],\"%s\"]", K, K, dj, dj, K);
-    tj_insert_key(o, AT(), k, tj_parse0(v));
-    snprintf(k, sizeof k, "s_%s", K); /* K and its decoy inside a string */
-    snprintf(v, sizeof v, "\"%s\":%s", K, dj);
-    tj_insert_key(o, AT(), k, tj_str(as_string_raw(v)));
-#undef AT
-}
-
-/* The fields whose strings name an enum's case or a union's case: learnt
- * from the decoder, which names the field when it rejects a value as no
- * case (TR_E_ENUM, TR_E_TAG), so no schema's enum fields are listed here.
- * Their values (and the strings of a list or map under them) stay as they
- * are; make_variant learns one and tries again when a nasty string lands
- * on one. */
-#define MAX_ENUM_KEYS 64
-static char enum_keys[MAX_ENUM_KEYS][64];
-static int n_enum_keys;
-
-static bool is_enum_key(const char *k, size_t kn)
-{
-    for (int i = 0; i < n_enum_keys; i++)
-        if (strlen(enum_keys[i]) == kn && memcmp(enum_keys[i], k, kn) == 0)
-            return true;
-    return false;
-}
-
-/* false when it is known already (or there is no room). */
-static bool learn_enum_key(const char *k)
-{
-    if (k == NULL || strlen(k) >= sizeof enum_keys[0] || n_enum_keys == MAX_ENUM_KEYS ||
-        is_enum_key(k, strlen(k)))
-        return false;
-    snprintf(enum_keys[n_enum_keys++], sizeof enum_keys[0], "%s", k);
-    return true;
-}
-
-/* Raw string contents that trip a careless skipper. */
-static const char *const nasty[] = {
-    "\\\"detail\\\":{\\\"type\\\":\\\"Incident\\\",\\\"severity\\\":\\\"Sev1\\\"}",
-    "\\\\",
-    "\\\\\\\\\\\"",
-    "}}]]}",
-    "{{[[{",
-    "\\\\\\\"",
-    "d\\\\",
-    "t\\\"",
-    "\\u0064etail",
-    "\xc3\xa9\xe4\xb8\xad\xf0\x9f\x98\x80 caf\xc3\xa9",
-    "\\ud83d\\ude00\\uD83D\\uDE00",
-    "\\b\\f\\n\\r\\t\\/\\u0000\\u001f",
-    "detail",
-    "type",
-    "severity",
-    "",
-    "{\\\"detail\\\":[\\\"\\\\\\\\\\\"]}",
-};
-
-static const char *nasty_pick(uint64_t *rng)
-{
-    size_t i = (size_t)tj_below(rng, sizeof nasty / sizeof nasty[0] + 1);
-    if (i == sizeof nasty / sizeof nasty[0]) {
-        /* a long string with quotes and backslashes at varied offsets */
-        char *d = tj_alloc(400);
-        size_t n = 0, len = 40 + (size_t)tj_below(rng, 200);
-        while (n < len) {
-            switch (tj_below(rng, 8)) {
-            case 0: d[n++] = '\\'; d[n++] = '"'; break;
-            case 1: d[n++] = '\\'; d[n++] = '\\'; break;
-            case 2: d[n++] = "{}[]"[tj_below(rng, 4)]; break;
-            default: d[n++] = "detail type"[tj_below(rng, 11)]; break;
-            }
-        }
-        d[n] = 0;
-        return d;
-    }
-    return nasty[i];
-}
-
-/* Replaces free-text string values (not enum values, not keys) at random.
- * The random choices do not depend on which keys are known to be enums, so
- * learning one more changes only the values under it. in_enum: v is the
- * value of an enum field (a list or map of cases). */
-static void put_nasty(tj *v, uint64_t *rng, bool in_enum)
-{
-    for (size_t i = 0; i < v->count; i++) {
-        tj *c = v->items[i];
-        bool enum_key = v->t == TJ_OBJ && is_enum_key(v->keys[i], v->klen[i]);
-        if (c->t == TJ_STR) {
-            if (tj_below(rng, 3) == 0) {
-                const char *s = nasty_pick(rng);
-                if (!in_enum && !enum_key)
-                    v->items[i] = tj_str(s);
-            }
-        } else if (c->t == TJ_OBJ || c->t == TJ_ARR) {
-            put_nasty(c, rng, enum_key);
-        }
-    }
-}
-
-static void shuffle_all(tj *v, uint64_t *rng)
-{
-    if (v->t == TJ_OBJ)
-        for (size_t i = v->count; i > 1; i--)
-            tj_move(v, (size_t)tj_below(rng, i), i - 1);
-    if (v->t == TJ_OBJ || v->t == TJ_ARR)
-        for (size_t i = 0; i < v->count; i++)
-            shuffle_all(v->items[i], rng);
-}
-
-/* Empty lists and maps left out, at every level. */
-static void drop_empty(tj *v)
-{
-    for (size_t i = 0; i < v->count;) {
-        tj *c = v->items[i];
-        if (v->t == TJ_OBJ && (c->t == TJ_ARR || c->t == TJ_OBJ) && c->count == 0) {
-            tj_remove(v, i);
-            continue;
-        }
-        if (c->t == TJ_OBJ || c->t == TJ_ARR)
-            drop_empty(c);
-        i++;
-    }
-}
-
-/* Optional fields absent in the message written as null; empty lists and maps left out. */
-static void nulls(tj *root, uint64_t *rng)
-{
-    static const char *const opt[] = {"resolution", "dueAt", "resolvedAt", "parentId"};
-    drop_empty(root);
-    for (size_t i = 0; i < 4; i++)
-        if (tj_find(root, opt[i]) < 0)
-            tj_insert_key(root, (size_t)tj_below(rng, root->count + 1), opt[i], tj_parse0("null"));
-}
-
-/* The objects along the optics' paths, for decoys and tag placement. */
-typedef struct {
-    tj *root, *detail, *path[8];
-    const char *pkey[8];
-    int npath;
-} paths;
-
-static void find_paths(tj *root, paths *ps)
-{
-    memset(ps, 0, sizeof *ps);
-    ps->root = root;
-    ps->detail = tj_get(root, "detail");
-    REQUIRE_TRUE((ps->detail) != NULL);
-    tj *d = ps->detail, *x;
-#define ADD(obj, key)                                                                   \
-    do {                                                                                \
-        if ((obj) != NULL && (obj)->t == TJ_OBJ) {                                      \
-            ps->path[ps->npath] = (obj);                                                \
-            ps->pkey[ps->npath++] = (key);                                              \
-        }                                                                               \
-    } while (0)
-    if ((x = tj_get(d, "impact")) != NULL) {
-        ADD(x, "service");
-        ADD(tj_get(x, "service"), "tier");
-    }
-    if ((x = tj_get(d, "trace")) != NULL) {
-        ADD(x, "frames");
-        tj *f = tj_get(x, "frames");
-        if (f != NULL && f->t == TJ_ARR && f->count > 0)
-            ADD(f->items[0], "module");
-    }
-    if ((x = tj_get(d, "requester")) != NULL) {
-        ADD(x, "contract");
-        ADD(tj_get(x, "contract"), "plan");
-    }
-    ADD(tj_get(d, "votes"), "count");
-#undef ADD
-}
-
-static void decoys(tj *root, uint64_t *rng)
-{
-    paths ps;
-    find_paths(root, &ps);
-    tj *d = ps.detail;
-    const char *kind = d->items[tj_find(d, "type")]->s;
-    /* inside detail: the tag's look-alikes, every case's wanted keys (a
-     * foreign case's are unknown fields here), and severityScore */
-    static const char *const dkeys[] = {"type", "severity", "impact", "trace", "votes", "requester"};
-    for (size_t i = 0; i < 6; i++)
-        add_decoys(d, dkeys[i], rng);
-    if (strncmp(kind, "Incident", 8) != 0) {
-        tj_insert_key(d, 0, "severity", tj_parse0("\"Sev1\""));
-        tj_insert_key(d, (size_t)tj_below(rng, d->count + 1), "impact", tj_parse0(decoy_of("impact")));
-    }
-    if (strncmp(kind, "Bug", 3) != 0)
-        tj_insert_key(d, (size_t)tj_below(rng, d->count + 1), "trace", tj_parse0(decoy_of("trace")));
-    if (strncmp(kind, "Request", 7) != 0) {
-        tj_insert_key(d, (size_t)tj_below(rng, d->count + 1), "votes", tj_parse0("{\"count\":200}"));
-        tj_insert_key(d, (size_t)tj_below(rng, d->count + 1), "requester",
-                      tj_parse0("{\"name\":\"n\",\"contract\":{\"plan\":\"Enterprise\",\"seats\":1,\"renewsAt\":2}}"));
-    }
-    tj_insert_key(d, (size_t)tj_below(rng, d->count + 1), "severityScore", tj_parse0("1.5"));
-    tj_insert_key(d, (size_t)tj_below(rng, d->count + 1), "detail", tj_parse0(decoy_of("detail")));
-    for (int i = 0; i < ps.npath; i++)
-        add_decoys(ps.path[i], ps.pkey[i], rng);
-    /* at the root, before detail: look-alikes of detail; severityScore is a real field there */
-    add_decoys(root, "detail", rng);
-    long at = tj_find(root, "detail");
-    tj_insert_key(root, (size_t)tj_below(rng, (uint64_t)at + 1), "Detail", tj_parse0(decoy_of("detail")));
-    tj_insert_key(root, 0, "x", tj_str("detail"));
-    /* and nested under other records: Person, Team, Org are objects too */
-    tj *rep = tj_get(root, "reporter");
-    if (rep != NULL) {
-        tj_insert_key(rep, 0, "detail", tj_parse0(decoy_of("detail")));
-        tj *team = tj_get(rep, "team");
-        if (team != NULL)
-            tj_insert_key(team, team->count, "detail", tj_parse0(decoy_of("detail")));
-    }
-}
-
-/* A few look-alikes only (a smaller message, for the quadratic tests). */
-static void light_decoys(tj *root)
-{
-    tj *d = tj_get(root, "detail");
-    tj_insert_key(d, 0, "typeX", tj_str("Bug"));
-    tj_insert_key(d, 1, "x", tj_str("type"));
-    tj_insert_key(d, 2, "severityScore", tj_parse0("1.5"));
-    tj_insert_key(d, 3, "n", tj_parse0("{\"type\":\"Request\",\"severity\":\"Sev1\",\"votes\":{\"count\":200}}"));
-    long i = tj_find(root, "detail");
-    tj_insert_key(root, (size_t)i, "detailX", tj_parse0(decoy_of("detail")));
-    tj_insert_key(root, (size_t)i, "x", tj_str("detail"));
-    tj_insert_key(root, (size_t)i, "s", tj_str("\\\"detail\\\":{\\\\"));
-}
-
-/* Moves detail's tag: 1 last, 2 anywhere but first. */
-static void place_tag(tj *root, int how, uint64_t *rng)
-{
-    tj *d = tj_get(root, "detail");
-    long t = tj_find(d, "type");
-    REQUIRE_TRUE((t) >= (0));
-    if (d->count < 2)
-        return;
-    size_t to = how == 1 ? d->count - 1 : 1 + (size_t)tj_below(rng, d->count - 1);
-    tj_move(d, (size_t)t, to);
-}
-
-static void detail_first(tj *root)
-{
-    long i = tj_find(root, "detail");
-    REQUIRE_TRUE((i) >= (0));
-    tj_move(root, (size_t)i, 0);
-}
-
-static uint8_t var_buf[GUARD_CAP];
-
-/* Variant v of the message [m, m+n) (a compact encoding), once. */
-static size_t make_variant_once(const uint8_t *m, size_t n, int v, uint64_t seed, uint8_t *out,
-                                size_t cap)
-{
-    uint64_t rng = seed * 0x9E3779B97F4A7C15ull + (uint64_t)v * 7919u + 1;
-    tj_reset();
-    tj *root = tj_parse((const char *)m, n);
-    bool pretty = false;
-    int ek = 0, ev = 0;
-    switch (v) {
-    case V_PRETTY:
-        pretty = true;
-        break;
-    case V_SHUFFLE:
-        shuffle_all(root, &rng);
-        place_tag(root, 2, &rng);
-        break;
-    case V_TYPE_LAST:
-        place_tag(root, 1, &rng);
-        break;
-    case V_ESC_KEYS:
-        ek = 350;
-        break;
-    case V_ESC_VALS:
-        ev = 350;
-        break;
-    case V_UNKNOWN:
-        decoys(root, &rng);
-        break;
-    case V_NULLS:
-        nulls(root, &rng);
-        break;
-    case V_FIRST:
-        detail_first(root);
-        break;
-    case V_NASTY:
-        put_nasty(root, &rng, false);
-        break;
-    case V_LIGHT:
-        nulls(root, &rng);
-        light_decoys(root);
-        shuffle_all(root, &rng);
-        place_tag(root, 1, &rng);
-        if (tj_below(&rng, 2))
-            detail_first(root);
-        pretty = true;
-        ek = 200;
-        ev = 200;
-        break;
-    case V_ALL:
-    case V_ALL2:
-        put_nasty(root, &rng, false);
-        nulls(root, &rng);
-        decoys(root, &rng);
-        shuffle_all(root, &rng);
-        place_tag(root, tj_below(&rng, 2) ? 1 : 2, &rng);
-        if (v == V_ALL2)
-            detail_first(root);
-        pretty = true;
-        ek = 200;
-        ev = 200;
-        break;
-    default:
-        ck_abort();
-    }
-    return tj_write(root, out, cap, rng, pretty, ek, ev);
-}
-
-/* Variant v of the message [m, m+n): when a nasty string replaced an enum
- * value (the decoder names the field), that field is learnt and the
- * variant made again, from the same seed. */
-static size_t make_variant(const uint8_t *m, size_t n, int v, uint64_t seed, uint8_t *out,
-                           size_t cap)
-{
-    for (;;) {
-        size_t vn = make_variant_once(m, n, v, seed, out, cap);
-        if (v != V_NASTY && v != V_ALL && v != V_ALL2)
-            return vn;
-        tr_Issue is;
-        ar_reset(&dec_arena);
-        tr_error e = tr_decode_Issue(out, vn, &dec_arena, &is);
-        if ((e.code != TR_E_ENUM && e.code != TR_E_TAG) || !learn_enum_key(e.what))
-            return vn;
-    }
-}
-
-/* ---- generated messages ---- */
-
-static uint8_t base_buf[ISS_MAX_MESSAGE];
-
-/* Issue (seed, i) at size, encoded with detail first or in place, copied
- * into base_buf. */
-static size_t gen_msg(iss_gen *g, uint64_t seed, uint64_t i, bool first)
-{
-    size_t n;
-    const uint8_t *f = iss_gen_frame(g, seed, i, first, &n);
-    REQUIRE_TRUE((f) != NULL);
-    REQUIRE_TRUE((n) >= (5));
-    memcpy(base_buf, f + 5, n - 5);
-    return n - 5;
-}
-
-#define SEEDS 8
-#define MIN_SIZE 2
-#define MAX_SIZE 40
-
-static long n_hits[O_N]; /* hits per optic over the generated messages (coverage) */
-
-static void run_generated(bool variants, int impl)
-{
-    static uint8_t copy[ISS_MAX_MESSAGE];
-    char label[160];
-    memset(n_hits, 0, sizeof n_hits);
-    for (int size = MIN_SIZE; size <= MAX_SIZE; size++) {
-        iss_gen *g = iss_gen_new(size);
-        REQUIRE_TRUE((g) != NULL);
-        for (uint64_t seed = 1; seed <= SEEDS; seed++) {
-            for (int first = 0; first < 2; first++) {
-                uint64_t idx = (uint64_t)size * 1000 + seed;
-                size_t n = gen_msg(g, 77 + seed, idx, first);
-                snprintf(label, sizeof label, "size %d seed %llu i %llu %s", size,
-                         (unsigned long long)(77 + seed), (unsigned long long)idx,
-                         first ? "detail-first" : "late");
-                res base;
-                check_msg(base_buf, n, label, &base);
-                for (int o = 0; o < O_N; o++)
-                    n_hits[o] += base.hit[o];
-                if (!variants)
-                    continue;
-                memcpy(copy, base_buf, n);
-                res bm;
-                {
-                    /* the base's model, to compare each variant's decode with */
-                    tr_Issue is;
-                    ar_reset(&dec_arena);
-                    REQUIRE_TRUE(tr_decode_Issue(copy, n, &dec_arena, &is).code == TR_E_OK);
-                    model_res(&is, &bm);
-                }
-                for (int v = 0; v < V_COUNT; v++) {
-                    size_t vn = make_variant(copy, n, v, seed * 131 + (uint64_t)size + (uint64_t)first * 7 + (uint64_t)impl,
-                                             var_buf, sizeof var_buf);
-                    char vl[200];
-                    snprintf(vl, sizeof vl, "%s variant %s", label, v_names[v]);
-                    res vr;
-                    check_msg(var_buf, vn, vl, &vr);
-                    /* the variant carries the same values as the original (the
-                     * re-writer's own check; check_msg compared it with its decode) */
-                    cmp_res(&vr, &bm, O_KIND, O_N, true, var_buf, vn, vl);
-                }
-            }
-        }
-        iss_gen_free(g);
-    }
-    /* the generated messages reach every optic, hits and misses */
-    for (int o = 0; o < O_N; o++)
-        REQUIRE(n_hits[o] > 0, "no generated message hits optic %s", o_names[o]);
-    REQUIRE(n_hits[O_SEV] < n_hits[O_KIND], "no miss for severity");
-}
-
-START_TEST(test_generated)
-{
-    if (!use_impl(_i))
-        return;
-    run_generated(false, _i);
-}
-END_TEST
-
-START_TEST(test_variants)
-{
-    if (!use_impl(_i))
-        return;
-    run_generated(true, _i);
-}
-END_TEST
-
-/* ---- prefixes and corruptions ---- */
-
-/* A few messages: at size 2 and 3, one of each kind the schema has, each in
- * both layouts (Bug ones with a non-empty frame list). */
-typedef struct {
-    uint8_t *p;
-    size_t n;
-    char label[96];
-} sample;
-
-#define N_SAMPLES (2 * TR_DETAIL_COUNT * 2)
-static sample samples[N_SAMPLES];
-static int n_samples;
-
-static void make_samples(void)
-{
-    if (n_samples)
-        return;
-    for (int size = 2; size <= 3; size++) {
-        iss_gen *g = iss_gen_new(size);
-        bool have[TR_DETAIL_COUNT] = {false};
-        int nhave = 0;
-        for (uint64_t i = 0; i < 1000 && nhave < TR_DETAIL_COUNT; i++) {
-            const tr_Issue *is = iss_gen_issue(g, 5, i);
-            int k = (int)is->detail.kind;
-            REQUIRE_TRUE(k >= 0 && k < TR_DETAIL_COUNT);
-            if (have[k])
-                continue;
-            if (k == TR_DETAIL_BUG && is->detail.u.Bug.trace.frames.count == 0)
-                continue;
-            have[k] = true;
-            nhave++;
-            for (int first = 0; first < 2; first++) {
-                REQUIRE_TRUE((n_samples) < (N_SAMPLES));
-                size_t n = gen_msg(g, 5, i, first);
-                sample *s = &samples[n_samples++];
-                s->p = malloc(n);
-                memcpy(s->p, base_buf, n);
-                s->n = n;
-                snprintf(s->label, sizeof s->label, "size %d seed 5 i %llu %s", size,
-                         (unsigned long long)i, first ? "detail-first" : "late");
-            }
-        }
-        iss_gen_free(g);
-    }
-    REQUIRE_TRUE((n_samples) == (N_SAMPLES));
-}
-
-static long n_prefixes, n_prefix_hits;
-
-/* Every prefix of [msg, msg+n) at the end of a mapping: each optic misses
- * or reads exactly what it reads on the whole message; the same for every
- * prefix of the detail's own bytes. res out receives one result per prefix
- * when not NULL (for the cross-implementation comparison). */
-static void check_prefixes(const uint8_t *msg, size_t n, const char *label, res *outs)
-{
-    char l[200];
-    res full;
-    check_msg(msg, n, label, &full);
-    for (size_t len = 0; len <= n; len++) {
-        const uint8_t *m = guard_place(&g_msg, msg, len);
-        res r;
-        scan_msg(m, len, &r);
-        n_prefixes++;
-        snprintf(l, sizeof l, "%s prefix %zu of %zu", label, len, n);
-        if (r.hit[O_DETAIL]) {
-            n_prefix_hits++;
-            FAIL_IF(r.det_off != full.det_off || r.det_n != full.det_n, m, len,
-                    "%s: detail view at %zu+%zu, whole message %zu+%zu", l, r.det_off, r.det_n,
-                    full.det_off, full.det_n);
-            cmp_res(&r, &full, 0, O_N, true, m, len, l);
-        } else {
-            FAIL_IF(r.keep, m, len, "%s: kept without a detail", l);
-        }
-        for (int o = 0; o < O_N; o++)
-            if (r.hit[o])
-                cmp_res(&r, &full, o, o + 1, false, m, len, l);
-        if (outs)
-            outs[len] = r;
-    }
-    const uint8_t *d0 = msg + full.det_off;
-    for (size_t len = 0; len <= full.det_n; len++) {
-        const uint8_t *d = guard_place(&g_det, d0, len);
-        res r;
-        memset(&r, 0, sizeof r);
-        scan_leaves(d, len, &r);
-        n_prefixes++;
-        snprintf(l, sizeof l, "%s: detail prefix %zu of %zu", label, len, full.det_n);
-        for (int o = O_KIND; o <= O_VOTES; o++)
-            if (r.hit[o])
-                cmp_res(&r, &full, o, o + 1, false, d, len, l);
-        if (len == full.det_n)
-            cmp_res(&r, &full, O_KIND, O_VOTES + 1, false, d, len, l);
-        if (outs)
-            outs[n + 1 + len] = r;
-    }
-}
-
-START_TEST(test_prefixes)
-{
-    if (!use_impl(_i))
-        return;
-    make_samples();
-    static uint8_t v[1 << 16];
-    for (int s = 0; s < n_samples; s++) {
-        check_prefixes(samples[s].p, samples[s].n, samples[s].label, NULL);
-        /* and a re-written one: pretty, escaped, shuffled, with decoys */
-        size_t vn = make_variant(samples[s].p, samples[s].n, V_LIGHT, (uint64_t)s, v, sizeof v);
-        char l[160];
-        snprintf(l, sizeof l, "%s variant light", samples[s].label);
-        check_prefixes(v, vn, l, NULL);
-    }
-    REQUIRE_TRUE((n_prefix_hits) > (0));
-}
-END_TEST
-
-static const uint8_t corrupt_bytes[] = {0x00, 0x01, 0x1f, ' ', '\t', '"', '\\', '{', '}', '[', ']',
-                                        ':', ',', '/', 'u', 'x', '0', '9', '-', 'e', 0x7f, 0x80,
-                                        0xc3, 0xff};
-
-static long n_corrupt, n_corrupt_valid;
-
-/* Every single-byte change of [msg, msg+n) to each of corrupt_bytes and to
- * its neighbours: no crash and no read outside the bytes; whenever the
- * decoder still accepts the message, every optic agrees with it; the
- * detail's leaves likewise on the corrupted detail alone. hashes (when not
- * NULL) receives a digest of each result, in order. */
-static uint64_t res_digest(const res *r)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (int o = 0; o < O_N; o++) {
-        h = (h ^ (uint64_t)r->hit[o]) * 1099511628211ull;
-        h = (h ^ (uint64_t)(r->hit[o] ? r->val[o] : 0)) * 1099511628211ull;
-    }
-    h = (h ^ r->det_off) * 1099511628211ull;
-    h = (h ^ r->det_n) * 1099511628211ull;
-    h = (h ^ (uint64_t)r->keep) * 1099511628211ull;
-    h = (h ^ (uint64_t)(int64_t)r->jkind) * 1099511628211ull;
-    return h;
-}
-
-static bool is_structural(uint8_t b)
-{
-    return b == '"' || b == '\\' || b == '{' || b == '}' || b == '[' || b == ']' || b == 0 || b == 0xff;
-}
-
-static size_t check_corruptions(const uint8_t *msg, size_t n, const char *label, uint64_t *hashes)
-{
-    static uint8_t buf[1 << 16];
-    REQUIRE_TRUE((n) <= (sizeof buf));
-    res full;
-    check_msg(msg, n, label, &full);
-    size_t count = 0;
-    char l[200];
-    for (size_t pos = 0; pos < n; pos++) {
-        uint8_t cand[sizeof corrupt_bytes + 2];
-        memcpy(cand, corrupt_bytes, sizeof corrupt_bytes);
-        cand[sizeof corrupt_bytes] = (uint8_t)(msg[pos] + 1);
-        cand[sizeof corrupt_bytes + 1] = (uint8_t)(msg[pos] ^ 0x20);
-        /* every byte from 64 before the detail to 64 after it, and the
-         * first 64; elsewhere every 5th byte, to the structural bytes only */
-        bool dense = pos < 64 || (pos + 64 >= full.det_off && pos < full.det_off + full.det_n + 64);
-        if (!dense && pos % 5 != 0) {
-            count += sizeof cand;
-            continue;
-        }
-        for (size_t ci = 0; ci < sizeof cand; ci++) {
-            if (cand[ci] == msg[pos] || (!dense && !is_structural(cand[ci]))) {
-                count++;
-                continue;
-            }
-            memcpy(buf, msg, n);
-            buf[pos] = cand[ci];
-            uint8_t *m = guard_place(&g_msg, buf, n);
-            res r;
-            scan_msg(m, n, &r);
-            bool in_detail = pos >= full.det_off && pos < full.det_off + full.det_n;
-            if (in_detail) {
-                const uint8_t *d = guard_place(&g_det, m + full.det_off, full.det_n);
-                res dr;
-                memset(&dr, 0, sizeof dr);
-                scan_leaves(d, full.det_n, &dr);
-                if (hashes)
-                    hashes[count] ^= res_digest(&dr) * 31;
-                /* the detail alone, against tr_dec_Detail when it accepts */
-                tr_Detail dd;
-                js_ctx c;
-                ar_reset(&dec_arena);
-                js_ctx_init(&c, d, &dec_arena);
-                const uint8_t *q = tr_dec_Detail(&c, d, d + full.det_n, &dd);
-                if (q == d + full.det_n) {
-                    tr_Issue fake;
-                    memset(&fake, 0, sizeof fake);
-                    fake.detail = dd;
-                    res mr;
-                    model_res(&fake, &mr);
-                    snprintf(l, sizeof l, "%s: detail byte %zu set to 0x%02x", label,
-                             pos - full.det_off, cand[ci]);
-                    cmp_res(&dr, &mr, O_KIND, O_VOTES + 1, false, d, full.det_n, l);
-                }
-            }
-            tr_Issue is;
-            ar_reset(&dec_arena);
-            if (tr_decode_Issue(m, n, &dec_arena, &is).code == TR_E_OK) {
-                res mr;
-                model_res(&is, &mr);
-                snprintf(l, sizeof l, "%s: byte %zu set to 0x%02x (the decoder accepts it)", label,
-                         pos, cand[ci]);
-                cmp_res(&r, &mr, 0, O_N, true, m, n, l);
-                n_corrupt_valid++;
-            }
-            if (hashes)
-                hashes[count] ^= res_digest(&r);
-            count++;
-            n_corrupt++;
-        }
-    }
-    return count;
-}
-
-START_TEST(test_corruptions)
-{
-    if (!use_impl(_i))
-        return;
-    make_samples();
-    static uint8_t v[1 << 16];
-    /* each implementation takes its share of the samples (all of them are
-     * covered) and a re-written one; test_impls_identical runs some of
-     * them on every implementation */
-    int share = (n_samples + N_IMPLS - 1) / N_IMPLS, s0 = share * _i;
-    for (int s = s0; s < s0 + share && s < n_samples; s++) {
-        check_corruptions(samples[s].p, samples[s].n, samples[s].label, NULL);
-        if (s == s0) {
-            size_t vn = make_variant(samples[s].p, samples[s].n, V_LIGHT,
-                                     (uint64_t)s + 100, v, sizeof v);
-            char l[160];
-            snprintf(l, sizeof l, "%s variant light", samples[s].label);
-            check_corruptions(v, vn, l, NULL);
-        }
-    }
-    REQUIRE_TRUE((n_corrupt_valid) > (0));
-}
-END_TEST
-
-/* ---- all implementations on the same inputs ---- */
-
-START_TEST(test_impls_identical)
-{
-    bool avail[N_IMPLS];
-    int navail = 0;
-    for (int i = 0; i < N_IMPLS; i++)
-        navail += avail[i] = use_impl(i);
-    REQUIRE_TRUE(avail[0]);
-    if (navail < 2)
-        return;
-    make_samples();
-    /* messages and variants: results per implementation */
-    enum { NM = 3 * 2 * V_COUNT * 3 };
-    static res got[N_IMPLS][NM];
-    static uint8_t v[1 << 17];
-    for (int i = 0; i < N_IMPLS; i++) {
-        if (!avail[i])
-            continue;
-        use_impl(i);
-        int k = 0;
-        for (int size = 2; size <= 40; size += 19) {
-            iss_gen *g = iss_gen_new(size);
-            for (uint64_t seed = 1; seed <= 3; seed++) {
-                for (int first = 0; first < 2; first++) {
-                    size_t n = gen_msg(g, 900 + seed, seed, first);
-                    static uint8_t copy[ISS_MAX_MESSAGE];
-                    memcpy(copy, base_buf, n);
-                    for (int vi = 0; vi < V_COUNT; vi++) {
-                        size_t vn = make_variant(copy, n, vi, seed, v, sizeof v);
-                        const uint8_t *m = guard_place(&g_msg, v, vn);
-                        REQUIRE_TRUE((k) < (NM));
-                        scan_msg(m, vn, &got[i][k]);
-                        if (i > 0 && avail[0]) {
-                            res *a = &got[0][k], *b = &got[i][k];
-                            FAIL_IF(res_digest(a) != res_digest(b), m, vn,
-                                    "size %d seed %llu variant %s: %s differs from portable", size,
-                                    (unsigned long long)seed, v_names[vi], impl_names[i]);
-                        }
-                        k++;
-                    }
-                }
-            }
-            iss_gen_free(g);
-        }
-    }
-    /* prefixes and corruptions of the samples: every result identical */
-    for (int s = 0; s < n_samples; s += 5) {
-        size_t n = samples[s].n;
-        size_t cap = n + 2 + 4096;
-        res *outs[N_IMPLS];
-        size_t nc = n * (sizeof corrupt_bytes + 2);
-        uint64_t *hs[N_IMPLS];
-        for (int i = 0; i < N_IMPLS; i++) {
-            outs[i] = calloc(cap, sizeof(res));
-            hs[i] = calloc(nc, sizeof(uint64_t));
-            if (!avail[i])
-                continue;
-            use_impl(i);
-            check_prefixes(samples[s].p, n, samples[s].label, outs[i]);
-            check_corruptions(samples[s].p, n, samples[s].label, hs[i]);
-            if (i == 0)
-                continue;
-            for (size_t j = 0; j < cap; j++)
-                FAIL_IF(res_digest(&outs[0][j]) != res_digest(&outs[i][j]), samples[s].p,
-                        j <= n ? j : n, "%s: prefix result %zu: %s differs from portable",
-                        samples[s].label, j, impl_names[i]);
-            for (size_t j = 0; j < nc; j++)
-                FAIL_IF(hs[0][j] != hs[i][j], samples[s].p, n,
-                        "%s: corruption %zu (byte %zu): %s differs from portable",
-                        samples[s].label, j, j / (sizeof corrupt_bytes + 2), impl_names[i]);
-        }
-        for (int i = 0; i < N_IMPLS; i++) {
-            free(outs[i]);
-            free(hs[i]);
-        }
-    }
-}
-END_TEST
-
-/* ---- THREATS.md ---- */
+#include "support/demo/literals.h"
+#include "support/demo/optics.h"
+#include "support/demo/variants.h"
+#include "support/simd.h"
+#include "support/suite.h"
+#include "support/tree.h"
 
 /* Literal details, complete for the decoder. */
 #define INC(sev, tier)                                                                  \
@@ -1299,7 +143,7 @@ static tj *completed_member(const tj *d, const char *key, const char *value)
 static void set_detail(tj *root, const char *detail)
 {
     long i = tj_find(root, "detail");
-    REQUIRE_TRUE((i) >= (0));
+    REQUIRE(i >= 0);
     root->items[i] = tj_parse0(detail);
     complete_detail(root->items[i]);
 }
@@ -1325,14 +169,14 @@ static tj *threat_tree(const char *detail, bool first)
 {
     if (threat_gen == NULL) {
         threat_gen = iss_gen_new(2);
-        threat_base_n = gen_msg(threat_gen, 3, 3, false);
-        memcpy(threat_base, base_buf, threat_base_n);
+        threat_base_n = oc_gen_msg(threat_gen, 3, 3, false);
+        memcpy(threat_base, oc_base, threat_base_n);
     }
     tj_reset();
     tj *root = tj_parse((const char *)threat_base, threat_base_n);
     set_detail(root, detail);
     if (first)
-        detail_first(root);
+        vr_detail_first(root);
     return root;
 }
 
@@ -1341,21 +185,21 @@ static uint8_t threat_buf[1 << 22];
 static size_t write_tree(const tj *t) { return tj_write_compact(t, threat_buf, sizeof threat_buf); }
 
 /* The reference a detail text gives, completed (the model's optics and verdict). */
-static res ref_of(const char *detail)
+static oc_res ref_of(const char *detail)
 {
     detail = completed(detail);
     size_t n = strlen(detail);
     tr_Detail d;
     js_ctx c;
-    ar_reset(&dec_arena);
-    js_ctx_init(&c, (const uint8_t *)detail, &dec_arena);
+    ar_reset(&oc_arena);
+    js_ctx_init(&c, (const uint8_t *)detail, &oc_arena);
     const uint8_t *q = tr_dec_Detail(&c, (const uint8_t *)detail, (const uint8_t *)detail + n, &d);
-    REQUIRE(q == (const uint8_t *)detail + n, "test literal does not decode: %s", detail);
+    REQUIREF(q == (const uint8_t *)detail + n, "test literal does not decode: %s", detail);
     tr_Issue fake;
     memset(&fake, 0, sizeof fake);
     fake.detail = d;
-    res r;
-    model_res(&fake, &r);
+    oc_res r;
+    oc_model_res(&fake, &r);
     return r;
 }
 
@@ -1367,39 +211,39 @@ static long n_threats;
 /* The decoder must reject [m, m+n); each optic o must then meet mode[o]
  * against want (E_SAME: hit with want's value, or miss where want misses).
  * The verdict: with want (same_verdict), or drop when no detail is read. */
-static void expect_rejected(const uint8_t *msg, size_t n, const char *label, const res *want,
+static void expect_rejected(const uint8_t *msg, size_t n, const char *label, const oc_res *want,
                             const int mode[O_N], bool same_verdict)
 {
-    const uint8_t *m = guard_place(&g_msg, msg, n);
+    const uint8_t *m = oc_place_msg(msg, n);
     tr_Issue is;
-    ar_reset(&dec_arena);
-    tr_error e = tr_decode_Issue(m, n, &dec_arena, &is);
-    FAIL_IF(e.code == TR_E_OK, m, n, "%s: the decoder accepts it", label);
-    res r;
-    scan_msg(m, n, &r);
+    ar_reset(&oc_arena);
+    tr_error e = tr_decode_Issue(m, n, &oc_arena, &is);
+    OC_FAIL_IF(e.code == TR_E_OK, m, n, "%s: the decoder accepts it", label);
+    oc_res r;
+    oc_scan_msg(m, n, &r);
     char l[256];
     for (int o = 0; o < O_N; o++) {
         snprintf(l, sizeof l, "%s (decoder: %s)", label, tr_error_name(e.code));
         switch (mode[o]) {
         case E_MISS:
-            FAIL_IF(r.hit[o], m, n, "%s: optic %s hits (%lld), expected a miss", l, o_names[o],
+            OC_FAIL_IF(r.hit[o], m, n, "%s: optic %s hits (%lld), expected a miss", l, oc_names[o],
                     (long long)r.val[o]);
             break;
         case E_SAME:
-            cmp_res(&r, want, o, o + 1, false, m, n, l);
+            oc_cmp(&r, want, o, o + 1, false, m, n, l);
             break;
         case E_MISS_OR_SAME:
             if (r.hit[o])
-                cmp_res(&r, want, o, o + 1, false, m, n, l);
+                oc_cmp(&r, want, o, o + 1, false, m, n, l);
             break;
         default:
             break;
         }
     }
     if (same_verdict)
-        cmp_res(&r, want, 0, 0, true, m, n, label);
+        oc_cmp(&r, want, 0, 0, true, m, n, label);
     if (!r.hit[O_DETAIL] || !r.hit[O_KIND])
-        FAIL_IF(r.keep, m, n, "%s: kept without a detail or a kind", label);
+        OC_FAIL_IF(r.keep, m, n, "%s: kept without a detail or a kind", label);
     n_threats++;
 }
 
@@ -1412,7 +256,7 @@ static void modes_all(int mode[O_N], int v)
 /* A message the decoder accepts: everything as the decoder reads it. */
 static void expect_accepted(const uint8_t *msg, size_t n, const char *label)
 {
-    check_msg(msg, n, label, NULL);
+    oc_check_msg(msg, n, label, NULL);
     n_threats++;
 }
 
@@ -1431,7 +275,7 @@ START_TEST(test_threat_duplicate_detail)
         for (int b = 0; b < N_LITS; b++) {
             if (a == b)
                 continue;
-            res want = ref_of(lit_details[a]);
+            oc_res want = ref_of(lit_details[a]);
             want.hit[O_SEVOF] = want.hit[O_SEV];
             want.val[O_SEVOF] = want.val[O_SEV];
             int mode[O_N];
@@ -1443,20 +287,20 @@ START_TEST(test_threat_duplicate_detail)
                 size_t at = where == 0 ? 1 : where == 1 ? root->count : where == 2 ? (size_t)i + 1 : 0;
                 if (where == 3) {
                     /* a first, at the front; b at the very end */
-                    detail_first(root);
+                    vr_detail_first(root);
                     at = root->count;
                 }
                 tj_insert_key(root, at, "detail", tj_parse0(lit_details[b]));
-                REQUIRE_TRUE(tj_find(root, "detail") >= 0);
+                REQUIRE(tj_find(root, "detail") >= 0);
                 size_t n = write_tree(root);
                 snprintf(l, sizeof l, "duplicate detail %d then %d, placement %d", a, b, where);
                 expect_rejected(threat_buf, n, l, &want, mode, true);
                 /* the view is the first detail's bytes */
-                res r;
-                scan_msg(guard_place(&g_msg, threat_buf, n), n, &r);
+                oc_res r;
+                oc_scan_msg(oc_place_msg(threat_buf, n), n, &r);
                 const char *first_det = completed(lit_details[a]);
-                REQUIRE_TRUE((r.det_n) == (strlen(first_det)));
-                REQUIRE_TRUE(memcmp(threat_buf + r.det_off, first_det, r.det_n) == 0);
+                REQUIRE(r.det_n == strlen(first_det));
+                REQUIRE(memcmp(threat_buf + r.det_off, first_det, r.det_n) == 0);
                 /* escaped, pretty: the same */
                 n = tj_write(root, threat_buf, sizeof threat_buf, (uint64_t)(a * 7 + b), true, 300, 0);
                 snprintf(l, sizeof l, "duplicate detail %d then %d, placement %d, escaped keys", a, b, where);
@@ -1498,7 +342,7 @@ START_TEST(test_threat_duplicate_in_focus)
     for (size_t t = 0; t < sizeof leaf / sizeof leaf[0]; t++) {
         for (int first = 0; first < 2; first++) {
             for (int tag_last = 0; tag_last < 2; tag_last++) {
-                res want = ref_of(lit_details[leaf[t].lit]);
+                oc_res want = ref_of(lit_details[leaf[t].lit]);
                 want.hit[O_SEVOF] = want.hit[O_SEV];
                 want.val[O_SEVOF] = want.val[O_SEV];
                 modes_all(mode, E_SAME);
@@ -1507,7 +351,7 @@ START_TEST(test_threat_duplicate_in_focus)
                 tj *root = threat_tree(lit_details[leaf[t].lit], first);
                 detail_insert(root, -1, leaf[t].key, leaf[t].other);
                 if (tag_last)
-                    place_tag(root, 1, NULL);
+                    vr_place_tag(root, 1, NULL);
                 size_t n = write_tree(root);
                 snprintf(l, sizeof l, "duplicate %s (second %s)%s%s", leaf[t].key, leaf[t].other,
                          first ? ", detail first" : "", tag_last ? ", tag last" : "");
@@ -1519,14 +363,14 @@ START_TEST(test_threat_duplicate_in_focus)
                 long real = tj_find(d, leaf[t].key);
                 tj_insert_key(d, (size_t)real, leaf[t].key, completed_member(d, leaf[t].key, leaf[t].other));
                 if (tag_last)
-                    place_tag(root, 1, NULL);
+                    vr_place_tag(root, 1, NULL);
                 tj *copy = tj_get(root, "detail");
                 tj_remove(copy, (size_t)tj_find(copy, leaf[t].key) + 1);
                 /* copy now holds just the other value; its reference */
                 uint8_t dbuf[4096];
                 size_t dn = tj_write_compact(copy, dbuf, sizeof dbuf - 1);
                 dbuf[dn] = 0;
-                res want2 = ref_of((const char *)dbuf);
+                oc_res want2 = ref_of((const char *)dbuf);
                 want2.hit[O_SEVOF] = want2.hit[O_SEV];
                 want2.val[O_SEVOF] = want2.val[O_SEV];
                 root = threat_tree(lit_details[leaf[t].lit], first);
@@ -1534,7 +378,7 @@ START_TEST(test_threat_duplicate_in_focus)
                 real = tj_find(d, leaf[t].key);
                 tj_insert_key(d, (size_t)real, leaf[t].key, completed_member(d, leaf[t].key, leaf[t].other));
                 if (tag_last)
-                    place_tag(root, 1, NULL);
+                    vr_place_tag(root, 1, NULL);
                 n = write_tree(root);
                 snprintf(l, sizeof l, "duplicate %s (first %s)%s%s", leaf[t].key, leaf[t].other,
                          first ? ", detail first" : "", tag_last ? ", tag last" : "");
@@ -1552,8 +396,8 @@ START_TEST(test_threat_duplicate_in_focus)
             char kind[64];
             snprintf(kind, sizeof kind, "\"%.*s\"", (int)tr_Detail_names[k].n, tr_Detail_names[k].p);
             for (int pos = 0; pos < 2; pos++) {
-                res want = ref_of(lit_details[a]);
-                REQUIRE_TRUE(want.hit[O_KIND]);
+                oc_res want = ref_of(lit_details[a]);
+                REQUIRE(want.hit[O_KIND]);
                 if ((int)want.val[O_KIND] == k)
                     continue;
                 want.hit[O_SEVOF] = want.hit[O_SEV];
@@ -1573,7 +417,7 @@ START_TEST(test_threat_duplicate_in_focus)
     /* a key twice inside the votes record: tr_dec_Votes (the focus
      * decoder, which verifies) rejects it: a miss, never the second */
     {
-        res want = ref_of(REQ("200", "Enterprise"));
+        oc_res want = ref_of(REQ("200", "Enterprise"));
         modes_all(mode, E_SAME);
         mode[O_DETAIL] = E_ANY;
         mode[O_VOTES] = E_MISS_OR_SAME;
@@ -1673,8 +517,8 @@ START_TEST(test_threat_escapes)
             size_t n = write_tree(root);
             snprintf(l, sizeof l, "escaped values %zu", v);
             expect_accepted(threat_buf, n, l);
-            res want = ref_of(vals[v].detail);
-            REQUIRE_TRUE(want.hit[O_KIND]);
+            oc_res want = ref_of(vals[v].detail);
+            REQUIRE(want.hit[O_KIND]);
         }
     }
     /* values that are no case once unescaped, or not valid: a miss; the
@@ -1717,16 +561,16 @@ START_TEST(test_threat_escapes)
             tj *root = threat_tree(INC("Sev1", "Critical"), first);
             set_detail(root, det);
             size_t n = write_tree(root);
-            res want = ref_of(INC("Sev1", "Critical"));
+            oc_res want = ref_of(INC("Sev1", "Critical"));
             int mode[O_N];
             modes_all(mode, E_SAME);
             mode[O_DETAIL] = E_ANY;
             mode[O_SEV] = mode[O_SEVOF] = E_MISS;
             snprintf(l, sizeof l, "severity %s (%s)", bad[b].sev, bad[b].why);
             expect_rejected(threat_buf, n, l, &want, mode, false);
-            res r;
-            scan_msg(guard_place(&g_msg, threat_buf, n), n, &r);
-            FAIL_IF(r.keep, threat_buf, n, "%s: kept", l);
+            oc_res r;
+            oc_scan_msg(oc_place_msg(threat_buf, n), n, &r);
+            OC_FAIL_IF(r.keep, threat_buf, n, "%s: kept", l);
         }
     }
     /* tags that are no case: no kind, no leaf */
@@ -1739,9 +583,9 @@ START_TEST(test_threat_escapes)
             tj *d = tj_get(root, "detail");
             d->items[tj_find(d, "type")] = tj_parse0(bad_tags[b]);
             if (tag_last)
-                place_tag(root, 1, NULL);
+                vr_place_tag(root, 1, NULL);
             size_t n = write_tree(root);
-            res want = ref_of(INC("Sev1", "Critical"));
+            oc_res want = ref_of(INC("Sev1", "Critical"));
             int mode[O_N];
             modes_all(mode, E_MISS);
             mode[O_DETAIL] = E_ANY;
@@ -1765,7 +609,7 @@ START_TEST(test_threat_escapes)
         tj *root = threat_tree(INC("Sev1", "Critical"), false);
         set_detail(root, det);
         size_t n = write_tree(root);
-        res want = ref_of(INC("Sev1", "Critical"));
+        oc_res want = ref_of(INC("Sev1", "Critical"));
         int mode[O_N];
         modes_all(mode, E_MISS);
         mode[O_DETAIL] = E_ANY;
@@ -1862,7 +706,7 @@ START_TEST(test_threat_case_and_nesting)
                 for (size_t j = 0; j < o->count; j++)
                     tj_insert(d, at + j, o->keys[j], o->klen[j], o->items[j]);
                 if (where == 2)
-                    place_tag(root, 1, NULL);
+                    vr_place_tag(root, 1, NULL);
                 size_t n = write_tree(root);
                 snprintf(l, sizeof l, "%s inside detail %d, placement %d", inside[k], a, where);
                 expect_accepted(threat_buf, n, l);
@@ -1891,7 +735,7 @@ START_TEST(test_threat_case_and_nesting)
             tj *o = tj_get(tj_get(root, "detail"), deep[k].path0);
             if (deep[k].path1)
                 o = tj_get(o, deep[k].path1);
-            REQUIRE_TRUE((o) != NULL);
+            REQUIRE(o != NULL);
             char txt[1024];
             snprintf(txt, sizeof txt, "{%s}", deep[k].member);
             tj *m = tj_parse0(txt);
@@ -1948,7 +792,7 @@ START_TEST(test_threat_malformed)
         "\"junk\":{\"x\":1 \"detail\":" INC("Sev1", "Critical") "}",
     };
     for (int a = 0; a < N_LITS; a++) {
-        res want = ref_of(lit_details[a]);
+        oc_res want = ref_of(lit_details[a]);
         want.hit[O_SEVOF] = want.hit[O_SEV];
         want.val[O_SEVOF] = want.val[O_SEV];
         for (size_t k = 0; k < sizeof junk / sizeof junk[0]; k++) {
@@ -1962,7 +806,7 @@ START_TEST(test_threat_malformed)
                     at = 1;
                 } else if (where == 1) {
                     uint8_t *p = memmem(threat_buf, n, "\"detail\":", 9);
-                    REQUIRE_TRUE((p) != NULL);
+                    REQUIRE(p != NULL);
                     at = (size_t)(p - threat_buf);
                 } else {
                     at = n - 1;
@@ -2013,12 +857,12 @@ START_TEST(test_threat_malformed)
         snprintf(l, sizeof l, "votes count %s", nums[k].count);
         if (nums[k].ok) {
             expect_accepted(threat_buf, n, l);
-            res r;
-            scan_msg(guard_place(&g_msg, threat_buf, n), n, &r);
-            REQUIRE_TRUE(r.hit[O_VOTES]);
-            REQUIRE_TRUE((r.val[O_VOTES]) == (nums[k].v));
+            oc_res r;
+            oc_scan_msg(oc_place_msg(threat_buf, n), n, &r);
+            REQUIRE(r.hit[O_VOTES]);
+            REQUIRE(r.val[O_VOTES] == nums[k].v);
         } else {
-            res want = ref_of(REQ("130", "Enterprise"));
+            oc_res want = ref_of(REQ("130", "Enterprise"));
             modes_all(mode, E_SAME);
             mode[O_DETAIL] = E_ANY;
             mode[O_VOTES] = E_MISS;
@@ -2032,7 +876,7 @@ START_TEST(test_threat_malformed)
         tj *d = tj_get(root, "detail");
         d->items[tj_find(d, "severity")] = tj_parse0("null");
         size_t n = write_tree(root);
-        res want = ref_of(INC("Sev1", "Critical"));
+        oc_res want = ref_of(INC("Sev1", "Critical"));
         modes_all(mode, E_SAME);
         mode[O_DETAIL] = E_ANY;
         mode[O_SEV] = mode[O_SEVOF] = E_MISS;
@@ -2043,9 +887,9 @@ START_TEST(test_threat_malformed)
         modes_all(mode, E_MISS);
         mode[O_DETAIL] = E_ANY; /* a raw view of "null" is no misread */
         expect_rejected(threat_buf, n, "detail null", &want, mode, false);
-        res r;
-        scan_msg(guard_place(&g_msg, threat_buf, n), n, &r);
-        REQUIRE_TRUE(!r.keep);
+        oc_res r;
+        oc_scan_msg(oc_place_msg(threat_buf, n), n, &r);
+        REQUIRE(!r.keep);
         root = threat_tree(INC("Sev1", "Critical"), false);
         static const char *const opt[] = {"resolution", "dueAt", "resolvedAt", "parentId"};
         for (int i = 0; i < 4; i++) {
@@ -2062,7 +906,7 @@ START_TEST(test_threat_malformed)
     static const char *const trailing[] = {" x", "x", "{}", " {\"detail\":" INC("Sev4", "Minor") "}",
                                            ",\"detail\":" INC("Sev4", "Minor"), "\x00", "]"};
     for (int a = 0; a < N_LITS; a++) {
-        res want = ref_of(lit_details[a]);
+        oc_res want = ref_of(lit_details[a]);
         want.hit[O_SEVOF] = want.hit[O_SEV];
         want.val[O_SEVOF] = want.val[O_SEV];
         for (size_t k = 0; k < sizeof trailing / sizeof trailing[0]; k++) {
@@ -2083,7 +927,7 @@ START_TEST(test_threat_malformed)
         expect_rejected(threat_buf, n + 3, "byte-order mark", &want, mode, false);
         static uint8_t u16[1 << 16];
         memmove(threat_buf, threat_buf + 3, n);
-        REQUIRE_TRUE((2 * n + 2) <= (sizeof u16));
+        REQUIRE(2 * n + 2 <= sizeof u16);
         u16[0] = 0xFF;
         u16[1] = 0xFE;
         for (size_t i = 0; i < n; i++) {
@@ -2105,7 +949,7 @@ END_TEST
  * matcher itself must be exact: swept over every alignment). */
 START_TEST(test_threat_letter_case)
 {
-    if (!use_impl(_i))
+    if (!oc_use_simd(_i))
         return;
     char l[256];
     int mode[O_N];
@@ -2136,7 +980,7 @@ START_TEST(test_threat_letter_case)
                 char ck[32];
                 snprintf(ck, sizeof ck, "%s", keys[k]);
                 ck[pos] = (char)(ck[pos] ^ 0x20);
-                tj_insert_key(holder, (size_t)tj_find(holder, keys[k]), ck, tj_parse0(decoy_of(keys[k])));
+                tj_insert_key(holder, (size_t)tj_find(holder, keys[k]), ck, tj_parse0(vr_decoy_of(keys[k])));
                 size_t n = write_tree(root);
                 snprintf(l, sizeof l, "key %s before %s in detail %d", ck, keys[k], a);
                 expect_accepted(threat_buf, n, l);
@@ -2154,7 +998,7 @@ START_TEST(test_threat_letter_case)
             tj *o = which == 0 ? root : tj_get(root, "detail");
             long at = tj_find(o, which == 0 ? "detail" : which == 1 ? "type" : "severity");
             tj_insert_key(o, (size_t)at, which == 0 ? "Detail" : which == 1 ? "Type" : "Severity",
-                          tj_parse0(which == 0 ? decoy_of("detail") : which == 1 ? "\"Bug\"" : "\"Sev1\""));
+                          tj_parse0(which == 0 ? vr_decoy_of("detail") : which == 1 ? "\"Bug\"" : "\"Sev1\""));
             tj_insert_key(o, (size_t)at, "p", tj_str(pad));
             if (which == 0) /* and at the front, for the detail-first layout's walk */
                 tj_insert_key(o, 0, "p", tj_str(pad));
@@ -2186,11 +1030,11 @@ START_TEST(test_threat_letter_case)
             to[strlen(vals[v].key) + 4 + pos] ^= 0x20;
             const char *lit = lit_details[vals[v].lit];
             const char *f = strstr(lit, from);
-            REQUIRE(f != NULL, "%s not in %s", from, lit);
+            REQUIREF(f != NULL, "%s not in %s", from, lit);
             snprintf(det, sizeof det, "%.*s%s%s", (int)(f - lit), lit, to, f + strlen(from));
             tj *root = threat_tree(det, (pos & 1) != 0);
             size_t n = write_tree(root);
-            res want = ref_of(lit);
+            oc_res want = ref_of(lit);
             want.hit[O_SEVOF] = want.hit[O_SEV];
             want.val[O_SEVOF] = want.val[O_SEV];
             modes_all(mode, E_SAME);
@@ -2220,7 +1064,7 @@ START_TEST(test_threat_depth)
     size_t cap = 6 * deep + 8192;
     uint8_t *msg = malloc(cap);
     for (int a = 0; a < N_LITS; a += 2) {
-        res want = ref_of(lit_details[a]);
+        oc_res want = ref_of(lit_details[a]);
         want.hit[O_SEVOF] = want.hit[O_SEV];
         want.val[O_SEVOF] = want.val[O_SEV];
         for (int shape = 0; shape < 6; shape++) {
@@ -2260,7 +1104,7 @@ START_TEST(test_threat_depth)
                 memcpy(msg + w, threat_buf + 1, n - 1);
                 w += n - 1;
             }
-            REQUIRE_TRUE((w) <= (cap));
+            REQUIRE(w <= cap);
             snprintf(l, sizeof l, "depth %zu shape %d detail %d", depth, shape, a);
             if (shape == 4) {
                 expect_accepted(msg, w, l);
@@ -2284,7 +1128,7 @@ START_TEST(test_threat_depth)
             tj *root = threat_tree(lit_details[a], false);
             size_t n = write_tree(root);
             uint8_t *p = memmem(threat_buf, n, "\"detail\":", 9);
-            REQUIRE_TRUE((p) != NULL);
+            REQUIRE(p != NULL);
             size_t at = (size_t)(p - threat_buf) + 9, dl = strlen(full);
             size_t dn = strlen(det);
             memcpy(msg, threat_buf, at);
@@ -2294,12 +1138,12 @@ START_TEST(test_threat_depth)
             snprintf(l, sizeof l, "depth %zu inside detail %d", deep, a);
             expect_rejected(msg, n - dl + dn, l, &want, mode, false);
             /* and the detail alone */
-            res r;
+            oc_res r;
             memset(&r, 0, sizeof r);
-            scan_leaves(guard_place(&g_det, det, dn), dn, &r);
+            oc_scan_leaves(oc_place_detail(det, dn), dn, &r);
             for (int o = O_KIND; o <= O_VOTES; o++)
                 if (r.hit[o])
-                    cmp_res(&r, &want, o, o + 1, false, (const uint8_t *)det, dn, l);
+                    oc_cmp(&r, &want, o, o + 1, false, (const uint8_t *)det, dn, l);
             free(det);
         }
     }
@@ -2313,7 +1157,7 @@ END_TEST
  * both parities). The decoder accepts all of these. */
 START_TEST(test_block_boundaries)
 {
-    if (!use_impl(_i))
+    if (!oc_use_simd(_i))
         return;
     static const char *const tails[] = {"\\\"", "\\\\", "\\\\\\\"", "\\\\\\\\", "\\\\\\\\\\\"}{[",
                                         "\\\"detail\\\":{", "d", "\\u0064", "}]\\\\"};
@@ -2334,7 +1178,7 @@ START_TEST(test_block_boundaries)
                     /* a key near the boundary too: "d" then the long one */
                     tj_insert_key(o, at, raw, tj_str(tails[t]));
                     if (inside && len % 2)
-                        place_tag(root, 1, NULL);
+                        vr_place_tag(root, 1, NULL);
                     size_t n = write_tree(root);
                     snprintf(l, sizeof l, "pad %zu tail %s %s detail %d", len, tails[t],
                              inside ? "inside" : "before", a);
@@ -2365,62 +1209,40 @@ START_TEST(test_no_kind)
         int mode[O_N];
         modes_all(mode, E_MISS);
         mode[O_DETAIL] = E_ANY;
-        res want;
+        oc_res want;
         memset(&want, 0, sizeof want);
         char l[160];
         snprintf(l, sizeof l, "detail %s", dets[k]);
         expect_rejected(threat_buf, n, l, &want, mode, false);
-        res r;
-        scan_msg(guard_place(&g_msg, threat_buf, n), n, &r);
-        REQUIRE_TRUE(!r.keep);
-        REQUIRE_TRUE((r.jkind) == (-1));
+        oc_res r;
+        oc_scan_msg(oc_place_msg(threat_buf, n), n, &r);
+        REQUIRE(!r.keep);
+        REQUIRE(r.jkind == -1);
     }
 }
 END_TEST
 
-static Suite *optics_suite(void)
+
+static Suite *threats_suite(void)
 {
-    Suite *s = suite_create("optics");
-    TCase *tc = tcase_create("generated");
-    tcase_add_checked_fixture(tc, setup, NULL);
-    tcase_set_timeout(tc, 600);
-    tcase_add_loop_test(tc, test_generated, 0, N_IMPLS);
-    tcase_add_loop_test(tc, test_variants, 0, N_IMPLS);
-    suite_add_tcase(s, tc);
-
-    tc = tcase_create("threats");
-    tcase_add_checked_fixture(tc, setup, NULL);
-    tcase_set_timeout(tc, 600);
-    tcase_add_test(tc, test_threat_duplicate_detail);
-    tcase_add_test(tc, test_threat_duplicate_in_focus);
-    tcase_add_test(tc, test_threat_escapes);
-    tcase_add_test(tc, test_threat_case_and_nesting);
-    tcase_add_test(tc, test_threat_malformed);
-    tcase_add_test(tc, test_threat_depth);
-    tcase_add_loop_test(tc, test_threat_letter_case, 0, N_IMPLS);
-    tcase_add_loop_test(tc, test_block_boundaries, 0, N_IMPLS);
-    tcase_add_test(tc, test_no_kind);
-    suite_add_tcase(s, tc);
-
-    tc = tcase_create("robustness");
-    tcase_add_checked_fixture(tc, setup, NULL);
-    tcase_set_timeout(tc, 600);
-    tcase_add_loop_test(tc, test_prefixes, 0, N_IMPLS);
-    tcase_add_loop_test(tc, test_corruptions, 0, N_IMPLS);
-    tcase_add_test(tc, test_impls_identical);
-    suite_add_tcase(s, tc);
+    Suite *s = suite_create("optics_threats");
+    TCase *t = su_tcase(s, "threats", oc_setup, NULL, 600);
+    tcase_add_test(t, test_threat_duplicate_detail);
+    tcase_add_test(t, test_threat_duplicate_in_focus);
+    tcase_add_test(t, test_threat_escapes);
+    tcase_add_test(t, test_threat_case_and_nesting);
+    tcase_add_test(t, test_threat_malformed);
+    tcase_add_test(t, test_threat_depth);
+    tcase_add_loop_test(t, test_threat_letter_case, 0, SIMD_WIDTHS);
+    tcase_add_loop_test(t, test_block_boundaries, 0, SIMD_WIDTHS);
+    tcase_add_test(t, test_no_kind);
     return s;
 }
 
 int main(void)
 {
-    SRunner *sr = srunner_create(optics_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    if (srunner_fork_status(sr) == CK_NOFORK) /* the counts live in this process */
-        printf("optics: %ld messages checked against the decoder, %ld prefixes (%ld with a "
-               "detail), %ld corruptions (%ld the decoder accepts), %ld threat inputs\n",
-               n_checked, n_prefixes, n_prefix_hits, n_corrupt, n_corrupt_valid, n_threats);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    int rc = su_run(threats_suite());
+    if (su_nofork()) /* the counts live in this process */
+        printf("optics_threats: %ld threat inputs\n", n_threats);
+    return rc;
 }
