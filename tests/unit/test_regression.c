@@ -51,7 +51,7 @@ START_TEST(regression_replay)
 }
 END_TEST
 
-/* The generated seeds hold too: both vc_layouts, several sizes. */
+/* The generated seeds hold too: both layouts, several sizes. */
 START_TEST(generated_messages_pass_every_harness)
 {
     iss_gen *g = iss_gen_new(3);

@@ -40,7 +40,7 @@ START_TEST(truncation_at_every_byte)
                 REQUIREF(vc_check(VF_JSON, t).code != TR_E_OK, "json accepts prefix %zu", k);
                 REQUIREF(vc_check(VF_SCHEMA, t).code != TR_E_OK, "schema accepts prefix %zu", k);
                 vc_differential("prefix", t);
-                /* verify=off on a prefix: a miss or the whole message's vc_verdict */
+                /* verify=off on a prefix: a miss or the whole message's verdict */
                 vc_verdict v = vc_judge_optics(VF_OFF, t);
                 REQUIREF(v.kind == -1 || v.kind == full.kind, "prefix %zu: kind %d", k, v.kind);
                 if (d == 1 && v.kind == REQ) {

@@ -40,7 +40,7 @@ typedef struct {
     tr_code scode;    /* the schema level's (and the decoder's) */
     where at;
     const char *mark; /* NULL: offset not checked */
-    int kind;         /* vc_verdict when accepted (default: D_KEEP's) */
+    int kind;         /* verdict when accepted (default: D_KEEP's) */
     bool keep;
     bool offsafe;     /* rejected, yet verify=off must not misread it */
 } member_case;
