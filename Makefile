@@ -218,10 +218,34 @@ test-gen: deps
 	PYTHONPATH=gen $(PYTHON) -m unittest discover -s gen/tests -q
 	tests/schema/run.sh
 
-test-unit: all $(TEST_BIN)
-	@set -e; for t in $(TEST_BIN); do echo "== $$t"; $$t; done
-	tests/e2e/run.sh $(BUILD)/triage-demo
-	tests/e2e/reliability.sh $(BUILD)/triage-demo
+# test-unit runs every suite, and the end-to-end scripts, each as a target
+# of its own (unit-<name>), so that make -j2 runs two at a time. A run's
+# output goes to $(BUILD)/tests/logs/<name>.log and is printed in one piece
+# when it ends, headed by the run, its time, and FAILED when it failed. The
+# slowest are listed first, so that they start first.
+UNIT_FIRST := test_optics_messages test_optics_corruptions test_optics_prefixes test_decode e2e
+UNIT_NAMES := $(TEST_BIN:$(BUILD)/tests/%=%) e2e e2e_reliability
+UNIT_RUNS := $(addprefix unit-,$(foreach n,$(UNIT_FIRST),$(filter $(n),$(UNIT_NAMES))) \
+             $(filter-out $(UNIT_FIRST),$(UNIT_NAMES)))
+.PHONY: $(UNIT_RUNS)
+
+test-unit: all $(UNIT_RUNS)
+	@echo "test-unit: $(words $(UNIT_RUNS)) runs passed"
+
+$(filter-out unit-e2e%,$(UNIT_RUNS)): unit-%: $(BUILD)/tests/%
+	@$(call unit_run,$<)
+unit-e2e: $(BUILD)/triage-demo
+	@$(call unit_run,tests/e2e/run.sh $(BUILD)/triage-demo)
+unit-e2e_reliability: $(BUILD)/triage-demo
+	@$(call unit_run,tests/e2e/reliability.sh $(BUILD)/triage-demo)
+
+define unit_run
+mkdir -p $(BUILD)/tests/logs; log=$(BUILD)/tests/logs/$(@:unit-%=%).log; t0=$$(date +%s%N); \
+if $(1) >$$log 2>&1; then bad=; else bad=": FAILED (exit $$?)"; fi; \
+ds=$$(( ($$(date +%s%N) - t0) / 100000000 )); \
+out=$$(printf '== %s (%d.%d s)%s\n' "$(1)" $$((ds / 10)) $$((ds % 10)) "$$bad"; cat $$log); \
+printf '%s\n' "$$out"; [ -z "$$bad" ]
+endef
 
 test-san:
 	$(MAKE) BUILD=build/san OPT=-O1 CC=clang \

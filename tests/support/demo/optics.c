@@ -271,3 +271,75 @@ size_t oc_gen_msg(iss_gen *g, uint64_t seed, uint64_t i, bool first)
     memcpy(oc_base, f + 5, n - 5);
     return n - 5;
 }
+
+/* ---- samples, and every width ---- */
+
+#define N_SAMPLES (2 * TR_DETAIL_COUNT * 2)
+
+int oc_samples(const oc_sample **out)
+{
+    static oc_sample samples[N_SAMPLES];
+    static int n_samples;
+    *out = samples;
+    if (n_samples)
+        return n_samples;
+    for (int size = 2; size <= 3; size++) {
+        iss_gen *g = iss_gen_new(size);
+        bool have[TR_DETAIL_COUNT] = {false};
+        int nhave = 0;
+        for (uint64_t i = 0; i < 1000 && nhave < TR_DETAIL_COUNT; i++) {
+            const tr_Issue *is = iss_gen_issue(g, 5, i);
+            int k = (int)is->detail.kind;
+            REQUIRE(k >= 0 && k < TR_DETAIL_COUNT);
+            if (have[k])
+                continue;
+            if (k == TR_DETAIL_BUG && is->detail.u.Bug.trace.frames.count == 0)
+                continue;
+            have[k] = true;
+            nhave++;
+            for (int first = 0; first < 2; first++) {
+                REQUIRE(n_samples < N_SAMPLES);
+                size_t n = oc_gen_msg(g, 5, i, first);
+                oc_sample *s = &samples[n_samples++];
+                s->p = malloc(n);
+                REQUIRE(s->p != NULL);
+                memcpy(s->p, oc_base, n);
+                s->n = n;
+                snprintf(s->label, sizeof s->label, "size %d seed 5 i %llu %s", size,
+                         (unsigned long long)i, first ? "detail-first" : "late");
+            }
+        }
+        iss_gen_free(g);
+    }
+    REQUIRE(n_samples == N_SAMPLES);
+    return n_samples;
+}
+
+int oc_widths(int w[SIMD_WIDTHS])
+{
+    int k = 0;
+    for (int i = 0; i < SIMD_WIDTHS; i++)
+        if (oc_use_simd(i))
+            w[k++] = i;
+    REQUIRE(k > 0 && w[0] == 0);
+    return k;
+}
+
+void oc_every_width(oc_sweep sweep, const char *what, size_t cap, const uint8_t *m, size_t n,
+                    const char *label, const int *w, int nw)
+{
+    uint64_t *first = calloc(cap, sizeof *first), *d = calloc(cap, sizeof *d);
+    REQUIRE(first != NULL && d != NULL);
+    for (int k = 0; k < nw; k++) {
+        REQUIRE(oc_use_simd(w[k]));
+        uint64_t *out = k == 0 ? first : d;
+        memset(out, 0, cap * sizeof *out);
+        REQUIRE(sweep(m, n, label, out) <= cap);
+        for (size_t j = 0; k > 0 && j < cap; j++)
+            OC_FAIL_IF(first[j] != d[j], m, n, "%s: %s result %zu: %s differs from %s", label, what, j,
+                       simd_names[w[k]], simd_names[w[0]]);
+    }
+    free(first);
+    free(d);
+}
+

@@ -25,6 +25,7 @@
 #include "issues.h"
 #include "skip.h"
 #include "tr_model.h"
+#include "support/simd.h"
 #include "support/suite.h"
 
 /* The checked fixture of every optics test case: the policy and readers
@@ -106,5 +107,31 @@ uint64_t oc_digest(const oc_res *r);
  * oc_base; returns its length. */
 extern uint8_t oc_base[ISS_MAX_MESSAGE];
 size_t oc_gen_msg(iss_gen *g, uint64_t seed, uint64_t i, bool first);
+
+/* ---- samples, and every width ---- */
+
+/* A few messages: at size 2 and 3 one of each kind the schema has, each in
+ * both layouts (Bug ones with a non-empty frame list); made once per
+ * process. Returns how many, *out the first. */
+typedef struct {
+    uint8_t *p;
+    size_t n;
+    char label[96];
+} oc_sample;
+int oc_samples(const oc_sample **out);
+
+/* The widths of simd.h this CPU has (oc_use_simd), narrowest (portable)
+ * first; how many. */
+int oc_widths(int w[SIMD_WIDTHS]);
+
+/* A sweep of results over the input [m, m+n) (every prefix, every
+ * corruption): a digest of each into digests (zeroed by the caller) when
+ * not NULL; returns how many. */
+typedef size_t (*oc_sweep)(const uint8_t *m, size_t n, const char *label, uint64_t *digests);
+
+/* The sweep under each of the nw widths w (at most cap results): each
+ * width's digests must be the first's, what names a result in a failure. */
+void oc_every_width(oc_sweep sweep, const char *what, size_t cap, const uint8_t *m, size_t n,
+                    const char *label, const int *w, int nw);
 
 #endif
