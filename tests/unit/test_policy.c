@@ -8,7 +8,8 @@
  *    judges every message as a hand-written rules text does (escaped keys
  *    too, and minVotes across its range, issue 16);
  *  - the JSON form's errors, each exact, naming the file, line and column;
- *  - loading a JSON file, --where, and rd_policy's choice.
+ *  - loading a JSON file (and a path that is a directory, named as one),
+ *    --where, and rd_policy's choice.
  *
  * Messages: generated issues (three sizes, both layouts), and issues edited
  * to every value the policies read (every severity with every tier, every
@@ -634,6 +635,24 @@ START_TEST(load_file)
 }
 END_TEST
 
+/* A policy path that is a directory is named as one (issue 16). */
+START_TEST(policy_path_is_a_directory)
+{
+    char dir[] = "/tmp/test_policy_XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    po_policy p;
+    char err[512] = "";
+    ck_assert(!po_load(dir, &tr_schema, &p, err, sizeof err));
+    char want[600];
+    snprintf(want, sizeof want, "%s: cannot read: is a directory", dir);
+    ck_assert_str_eq(err, want);
+    rmdir(dir);
+    ck_assert(!po_load(dir, &tr_schema, &p, err, sizeof err));
+    snprintf(want, sizeof want, "%s: cannot read: No such file or directory", dir);
+    ck_assert_str_eq(err, want);
+}
+END_TEST
+
 /* --where EXPR is the one rule `keep EXPR`; a bad one is refused naming
  * --where and the column. */
 START_TEST(where)
@@ -717,6 +736,7 @@ int main(void)
     tcase_add_test(tc, json_min_votes_range);
     tcase_add_test(tc, json_errors);
     tcase_add_test(tc, load_file);
+    tcase_add_test(tc, policy_path_is_a_directory);
     tcase_add_test(tc, where);
     tcase_add_test(tc, choice);
     return su_run(s);
