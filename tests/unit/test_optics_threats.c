@@ -25,6 +25,7 @@
 #include "issues.h"
 #include "tr_model.h"
 #include "tr_optics.h"
+#include "support/bytes.h"
 #include "support/demo/literals.h"
 #include "support/demo/optics.h"
 #include "support/demo/variants.h"
@@ -48,60 +49,20 @@
     "\",\"seats\":5,\"renewsAt\":9}}}"
 
 /* ---- the literals, completed for the schema at hand ----
- * The literals spell the demo's fields of Bug, Incident and Request. A
- * schema that adds a field to those cases, or to a record under them,
- * would leave them incomplete: a detail is completed with every member of a
- * generated detail of the case its tag names (literals.h's lit_template)
- * whose key no literal spells, recursively through the members both have
- * (a list's elements from the generated list's first). With the demo's
- * schema nothing is added. */
+ * The literals spell the demo's fields of Bug, Incident and Request; a
+ * schema that adds a field to those cases, or to a record under them, gets
+ * them completed from a generated detail of the case (literals.h). */
 
 #define LITERAL_KEYS INC("Sev1", "Critical") BUG("Payments") REQ("200", "Enterprise")
 
-static bool literal_key(const char *k, size_t kn)
-{
-    char pat[96];
-    if (kn + 4 > sizeof pat)
-        return false;
-    snprintf(pat, sizeof pat, "\"%.*s\":", (int)kn, k);
-    return strstr(LITERAL_KEYS, pat) != NULL;
-}
-
-static void complete_val(tj *lit, const tj *tmpl);
-
-static void complete_obj(tj *lit, const tj *tmpl)
-{
-    for (size_t i = 0; i < tmpl->count; i++) {
-        bool found = false;
-        for (size_t j = 0; j < lit->count; j++) {
-            if (lit->klen[j] == tmpl->klen[i] && memcmp(lit->keys[j], tmpl->keys[i], tmpl->klen[i]) == 0) {
-                found = true;
-                complete_val(lit->items[j], tmpl->items[i]);
-            }
-        }
-        if (!found && !literal_key(tmpl->keys[i], tmpl->klen[i]))
-            tj_insert(lit, lit->count, tmpl->keys[i], tmpl->klen[i], tmpl->items[i]);
-    }
-}
-
-static void complete_val(tj *lit, const tj *tmpl)
-{
-    if (lit->t == TJ_OBJ && tmpl->t == TJ_OBJ)
-        complete_obj(lit, tmpl);
-    else if (lit->t == TJ_ARR && tmpl->t == TJ_ARR && tmpl->count > 0)
-        for (size_t j = 0; j < lit->count; j++)
-            complete_val(lit->items[j], tmpl->items[0]);
-}
-
-/* The generated detail of the case d's tag names (\u escapes of ASCII
- * undone), as a tree; NULL when it names none. */
-static tj *template_of(const tj *d)
+/* The case detail d's tag names (\u escapes of ASCII undone), or -1. */
+static int tag_case(const tj *d)
 {
     if (d == NULL || d->t != TJ_OBJ)
-        return NULL;
+        return -1;
     long t = tj_find(d, "type");
     if (t < 0 || d->items[t]->t != TJ_STR)
-        return NULL;
+        return -1;
     const char *r = d->items[t]->s;
     size_t rn = d->items[t]->n, n = 0;
     char name[128];
@@ -109,34 +70,35 @@ static tj *template_of(const tj *d)
         if (r[i] == '\\' && i + 5 < rn && r[i + 1] == 'u') {
             unsigned u;
             if (sscanf(r + i + 2, "%4x", &u) != 1 || u >= 0x80)
-                return NULL;
+                return -1;
             name[n++] = (char)u;
             i += 5;
         } else if (r[i] == '\\') {
-            return NULL;
+            return -1;
         } else {
             name[n++] = r[i];
         }
     }
-    int k = tr_Detail_from(name, n);
-    return k < 0 ? NULL : tj_parse0(lit_template(k));
+    return tr_Detail_from(name, n);
 }
 
-static void complete_detail(tj *d)
+/* The detail text completed (a static buffer, until the next call), or
+ * the text itself when there is nothing to complete. */
+static const char *completed(const char *detail)
 {
-    tj *tmpl = template_of(d);
-    if (tmpl != NULL)
-        complete_obj(d, tmpl);
+    static bb out;
+    return lit_complete_detail(&out, detail, strlen(detail), LITERAL_KEYS) ? (const char *)out.p : detail;
 }
 
 /* A member's value (text) for detail d, completed as d's own member key. */
 static tj *completed_member(const tj *d, const char *key, const char *value)
 {
-    tj *v = tj_parse0(value), *tmpl = template_of(d);
-    const tj *tv = tmpl != NULL ? tj_get(tmpl, key) : NULL;
-    if (tv != NULL)
-        complete_val(v, tv);
-    return v;
+    int k = tag_case(d);
+    if (k < 0)
+        return tj_parse0(value);
+    static bb out;
+    lit_complete_member(&out, k, key, value, LITERAL_KEYS);
+    return tj_parse((const char *)out.p, out.n);
 }
 
 /* Replaces root's detail by the detail text, completed. */
@@ -144,19 +106,7 @@ static void set_detail(tj *root, const char *detail)
 {
     long i = tj_find(root, "detail");
     REQUIRE(i >= 0);
-    root->items[i] = tj_parse0(detail);
-    complete_detail(root->items[i]);
-}
-
-/* The detail text completed, compact (a static buffer, until the next call). */
-static const char *completed(const char *detail)
-{
-    static uint8_t out[1 << 16];
-    tj *d = tj_parse0(detail);
-    complete_detail(d);
-    size_t n = tj_write_compact(d, out, sizeof out - 1);
-    out[n] = 0;
-    return (const char *)out;
+    root->items[i] = tj_parse0(completed(detail));
 }
 
 static iss_gen *threat_gen;

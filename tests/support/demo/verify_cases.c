@@ -19,37 +19,15 @@ const char vc_layouts[6][4] = {"XDR", "DXR", "RXD", "RDX", "XRD", "DRX"};
  * The literals spell the demo's fields of Bug, Incident and Request. A
  * schema that adds fields to those cases (or to the records under them)
  * would leave them incomplete: a detail that is valid JSON and whose tag
- * names a case is completed (complete.h) with the members of a generated
- * detail of that case (literals.h's lit_template) whose keys no literal
- * spells. With the demo's schema nothing changes, byte for byte. */
+ * names a case is completed (literals.h) with the members of a generated
+ * detail of that case whose keys no literal spells. With the demo's schema
+ * nothing changes, byte for byte. */
 
 #define LITERAL_KEYS INCIDENT("Sev1", "Critical") BUG("Payments") REQUEST("1", "Free")
 
 vc_piece vc_complete_detail(vc_piece d, bb *out)
 {
-    js_ctx c;
-    js_ctx_init(&c, (const uint8_t *)d.p, NULL);
-    const uint8_t *e = js_validate(&c, (const uint8_t *)d.p, (const uint8_t *)d.p + d.n);
-    const char *o = cp_ws(d.p, d.p + d.n);
-    if (e != (const uint8_t *)d.p + d.n || o == d.p + d.n || *o != '{')
-        return d;
-    cp_member m[64];
-    size_t k = cp_members(o, d.p + d.n, m, 64);
-    for (size_t i = 0; i < k; i++) {
-        char key[16], name[128];
-        size_t kn, nn;
-        if (!cp_key(m[i].k, m[i].kn, key, sizeof key, &kn) || kn != 4 || memcmp(key, "type", 4) != 0 ||
-            *m[i].v != '"')
-            continue;
-        if (!cp_key(m[i].v + 1, (size_t)(m[i].vend - m[i].v - 2), name, sizeof name, &nn))
-            return d;
-        int kind = tr_Detail_from(name, nn);
-        if (kind < 0)
-            return d;
-        cp_complete(out, d.p, d.n, lit_template(kind), LITERAL_KEYS);
-        return vc_of(out);
-    }
-    return d;
+    return lit_complete_detail(out, d.p, d.n, LITERAL_KEYS) ? vc_of(out) : d;
 }
 
 vc_piece vc_complete_member(vc_piece m, bb *out)
