@@ -62,9 +62,9 @@ void vc_init(void)
     fz_init();
     /* the rest of a generated Issue, detail taken out */
     iss_gen *g = iss_gen_new(2);
-    size_t n;
+    size_t n = 0;
     const uint8_t *f = g != NULL ? iss_gen_frame(g, 1, 3, true, &n) : NULL;
-    tr_message m = {f + FR_HEADER_LEN, n - FR_HEADER_LEN};
+    tr_message m = {f != NULL ? f + FR_HEADER_LEN : NULL, f != NULL ? n - FR_HEADER_LEN : 0};
     tr_view_Detail dv;
     if (f == NULL || !tr_scan_detail(m, &dv) || dv.p[dv.n] != ',') {
         fprintf(stderr, "verify_cases: the generated message has no detail first\n");
