@@ -187,7 +187,7 @@ SUPPORT_SRC := $(sort $(wildcard tests/support/*.c))
 SUPPORT_DEMO_SRC := $(sort $(wildcard tests/support/demo/*.c))
 SUPPORT_OBJ := $(SUPPORT_SRC:tests/%.c=$(BUILD)/obj/tests/%.o)
 SUPPORT_DEMO_OBJ := $(SUPPORT_DEMO_SRC:tests/%.c=$(BUILD)/obj/tests/%.o)
-TEST_CFLAGS := -Itests -Itests/unit
+TEST_CFLAGS := -Itests
 TEST_OBJ := $(SUPPORT_OBJ) $(SUPPORT_DEMO_OBJ) $(LIB_OBJ)
 
 $(BUILD)/obj/tests/support/%.o: tests/support/%.c | $(GEN_STAMP)

@@ -4,8 +4,8 @@
  * every passing assertion with a write to the parent process, which would
  * dominate the run time of the suites' hot loops.
  *
- * A suite's main() is one line: return su_run(my_suite()); su_tcase makes a
- * test case with its fixture and time limit and adds it to the suite. */
+ * A suite's main() ends in return su_run(my_suite()); su_tcase makes a test
+ * case with its fixture and time limit and adds it to the suite. */
 #ifndef TR_TEST_SUITE_H
 #define TR_TEST_SUITE_H
 
