@@ -201,19 +201,53 @@ $(BUILD)/triage-bench: $(BENCH_OBJ) $(BENCH_CXX_OBJ) $(SHARED_OBJ)
 	$(call say,LINK,$@)
 	$(Q)$(BENCH_LD) $(LDFLAGS) $^ -o $@ $(BENCH_LIBS) $(LDLIBS)
 
-$(BUILD)/tests/%: tests/unit/%.c $(SHARED_OBJ)
-	@mkdir -p $(@D)
-	$(call say,CC,$@)
-	$(Q)$(CC) $(CFLAGS) $(FILTER_INC) -Itests/unit $< $(filter %.o,$^) -o $@ $(LDFLAGS) $(CHECK_LIBS) \
-	  $(LDLIBS)
+# ---- the unit suites (tests/unit, Check). What they share is written once
+# in tests/support (for any schema: the runner, guard pages, buffers, ...) and
+# tests/support/demo (for the demo's schema and filter/ code); each file there
+# is compiled once per build and linked into every suite.
+SUPPORT_SRC := $(sort $(wildcard tests/support/*.c))
+SUPPORT_DEMO_SRC := $(sort $(wildcard tests/support/demo/*.c))
+SUPPORT_OBJ := $(SUPPORT_SRC:tests/%.c=$(BUILD)/obj/tests/%.o)
+SUPPORT_DEMO_OBJ := $(SUPPORT_DEMO_SRC:tests/%.c=$(BUILD)/obj/tests/%.o)
+TEST_CFLAGS := -Itests
 
-# The suites that hold for any schema see and link the runtime and the
-# generated code alone, so they build for schemas the demo cannot run on.
-MODEL_TESTS := $(BUILD)/tests/test_model $(BUILD)/tests/test_rules_model
-$(MODEL_TESTS): $(BUILD)/tests/%: tests/unit/%.c $(MODEL_OBJ)
+$(BUILD)/obj/tests/support/demo/%.o: tests/support/demo/%.c | $(GEN_STAMP)
 	@mkdir -p $(@D)
 	$(call say,CC,$@)
-	$(Q)$(CC) $(CFLAGS) $(GEN_INC) -Itests/unit $< $(MODEL_OBJ) -o $@ $(LDFLAGS) $(CHECK_LIBS) $(LDLIBS)
+	$(Q)$(CC) $(CFLAGS) $(FILTER_INC) $(TEST_CFLAGS) -c $< -o $@
+
+$(BUILD)/obj/tests/support/%.o: tests/support/%.c | $(GEN_STAMP)
+	@mkdir -p $(@D)
+	$(call say,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $(GEN_INC) $(TEST_CFLAGS) -c $< -o $@
+
+# Archives, so a suite links only the members it uses: the support for any
+# schema, and the demo's (with the fuzz harnesses, which the suites that
+# replay inputs through them call: tests/fuzz, below).
+SUPPORT_LIB := $(BUILD)/tests/libsupport.a
+SUPPORT_DEMO_LIB := $(BUILD)/tests/libsupport_demo.a
+$(SUPPORT_LIB): $(SUPPORT_OBJ)
+$(SUPPORT_DEMO_LIB): $(SUPPORT_DEMO_OBJ)
+$(SUPPORT_LIB) $(SUPPORT_DEMO_LIB):
+	@mkdir -p $(@D)
+	$(call say,AR,$@)
+	$(Q)rm -f $@ && $(AR) rcs $@ $^
+
+$(BUILD)/tests/%: tests/unit/%.c $(SUPPORT_DEMO_LIB) $(SUPPORT_LIB) $(SHARED_OBJ)
+	@mkdir -p $(@D)
+	$(call say,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $(FILTER_INC) $(TEST_CFLAGS) $< $(SUPPORT_DEMO_LIB) $(SUPPORT_LIB) \
+	  $(SHARED_OBJ) -o $@ $(LDFLAGS) $(CHECK_LIBS) $(LDLIBS)
+
+# The suites that hold for any schema see and link the runtime, the
+# generated code and tests/support alone, so they build for schemas the
+# demo cannot run on.
+MODEL_TESTS := $(BUILD)/tests/test_model $(BUILD)/tests/test_rules_model
+$(MODEL_TESTS): $(BUILD)/tests/%: tests/unit/%.c $(SUPPORT_LIB) $(MODEL_OBJ)
+	@mkdir -p $(@D)
+	$(call say,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $(GEN_INC) $(TEST_CFLAGS) $< $(SUPPORT_LIB) $(MODEL_OBJ) -o $@ $(LDFLAGS) \
+	  $(CHECK_LIBS) $(LDLIBS)
 
 demo: all
 	$(BUILD)/triage-demo run 200000
@@ -222,10 +256,34 @@ test-gen: deps
 	PYTHONPATH=gen $(PYTHON) -m unittest discover -s gen/tests -q
 	tests/schema/run.sh
 
-test-unit: test-unit-build
-	@set -e; for t in $(TEST_BIN); do echo "== $$t"; $$t; done
-	tests/e2e/run.sh $(BUILD)/triage-demo
-	tests/e2e/reliability.sh $(BUILD)/triage-demo
+# test-unit runs every suite, and the end-to-end scripts, each as a target
+# of its own (unit-<name>), so that make -j2 runs two at a time. A run's
+# output goes to $(BUILD)/tests/logs/<name>.log and is printed in one piece
+# when it ends, headed by the run, its time, and FAILED when it failed. The
+# slowest are listed first, so that they start first.
+UNIT_FIRST := test_optics_messages test_optics_corruptions test_optics_prefixes test_decode e2e
+UNIT_NAMES := $(TEST_BIN:$(BUILD)/tests/%=%) e2e e2e_reliability
+UNIT_RUNS := $(addprefix unit-,$(foreach n,$(UNIT_FIRST),$(filter $(n),$(UNIT_NAMES))) \
+             $(filter-out $(UNIT_FIRST),$(UNIT_NAMES)))
+.PHONY: $(UNIT_RUNS)
+
+test-unit: test-unit-build $(UNIT_RUNS)
+	@echo "test-unit: $(words $(UNIT_RUNS)) runs passed"
+
+$(filter-out unit-e2e%,$(UNIT_RUNS)): unit-%: $(BUILD)/tests/%
+	@$(call unit_run,$<)
+unit-e2e: $(BUILD)/triage-demo
+	@$(call unit_run,tests/e2e/run.sh $(BUILD)/triage-demo)
+unit-e2e_reliability: $(BUILD)/triage-demo
+	@$(call unit_run,tests/e2e/reliability.sh $(BUILD)/triage-demo)
+
+define unit_run
+mkdir -p $(BUILD)/tests/logs; log=$(BUILD)/tests/logs/$(@:unit-%=%).log; t0=$$(date +%s%N); \
+if $(1) >$$log 2>&1; then bad=; else bad=": FAILED (exit $$?)"; fi; \
+ds=$$(( ($$(date +%s%N) - t0) / 100000000 )); \
+out=$$(printf '== %s (%d.%d s)%s\n' "$(1)" $$((ds / 10)) $$((ds % 10)) "$$bad"; cat $$log); \
+printf '%s\n' "$$out"; [ -z "$$bad" ]
+endef
 
 # The sanitizer build: clang, ASan and UBSan, in build/san (test-san,
 # test-grpc). $(san_make) TARGET makes TARGET there.
@@ -353,15 +411,15 @@ FUZZ_INC = $(if $(MODEL_ONLY),$(GEN_INC),$(FILTER_INC))
 FUZZ_DEFS = $(if $(MODEL_ONLY),-DFZ_MODEL_ONLY)
 
 # The harnesses' objects: fuzz_model.o holds for any schema, the others
-# need the demo's. tests/unit/test_verify replays tests/regression through
-# the demo's table, and test_rules uses the rules harness's schema.
+# need the demo's. The unit suites link them too (libsupport_demo.a):
+# tests/unit/test_regression replays tests/regression through the demo's
+# table, and test_rules uses the rules harness's schema.
 FUZZ_MODEL_OBJ := $(BUILD)/obj/fuzz/fuzz_model.o
 FUZZ_DEMO_OBJ := $(FUZZ_MODEL_OBJ) $(patsubst %,$(BUILD)/obj/fuzz/%.o,harness fuzz_wire \
                  fuzz_decode fuzz_judge fuzz_rules)
+$(SUPPORT_DEMO_LIB): $(FUZZ_DEMO_OBJ)
 FUZZ_OBJ = $(BUILD)/obj/fuzz/fuzz.o \
            $(if $(MODEL_ONLY),$(FUZZ_MODEL_OBJ) $(MODEL_OBJ),$(FUZZ_DEMO_OBJ) $(SHARED_OBJ))
-$(BUILD)/tests/test_verify: $(FUZZ_DEMO_OBJ)
-$(BUILD)/tests/test_rules: $(BUILD)/obj/fuzz/fuzz_rules.o
 
 $(BUILD)/obj/fuzz/%.o: tests/fuzz/%.c | $(GEN_STAMP)
 	@mkdir -p $(@D)
@@ -444,5 +502,6 @@ clean:
 # The compiler writes them; no rule does (else make would look for one, even
 # through make's built-in rules, and run it under make -n).
 -include $(wildcard $(BUILD)/obj/*/*.d $(BUILD)/tests/*.d $(BUILD)/bin/*.d \
+  $(BUILD)/obj/tests/support/*.d $(BUILD)/obj/tests/support/demo/*.d \
   $(if $(filter-out $(BUILD),$(RT_BUILD)),$(RT_BUILD)/obj/runtime/*.d))
 %.d: ;

@@ -18,7 +18,7 @@
  *   fuzz_judge.c   policy, differential: what a filter decides
  *   fuzz_rules.c   rules: the rule language, over its own synthetic schema
  *   harness.c      the demo's table of harnesses and the state they share
- *                  (harness.h; tests/unit/test_verify.c replays
+ *                  (harness.h; tests/unit/test_regression.c replays
  *                  tests/regression/ through that table)
  * A build for a schema the demo cannot run on holds fuzz.c and
  * fuzz_model.c alone.

@@ -3,7 +3,7 @@
  *
  * fz_harnesses lists every harness the demo's fuzz build holds but the
  * scan_<optic> ones (fzm_find's; scan_every stands for them all). The
- * driver (fuzz.c) picks one by name; tests/unit/test_verify.c runs every
+ * driver (fuzz.c) picks one by name; tests/unit/test_regression.c runs every
  * file under tests/regression/ through each, and borrows fz's decoder,
  * checker and policy. What each checks is said in its file: fuzz_wire.c,
  * fuzz_decode.c, fuzz_judge.c, fuzz_model.c, fuzz_rules.c.

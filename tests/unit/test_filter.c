@@ -8,8 +8,6 @@
  * kept ones are forwarded compressed, byte for byte, judged as the same
  * messages plain; one that does not inflate mid-stream is judged none,
  * dropped, reported once with its offset, and the stream goes on. */
-#include "check_util.h"
-
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -24,6 +22,7 @@
 #include "pipe.h"
 #include "reader.h"
 #include "skip.h"
+#include "support/suite.h"
 
 /* ---- the stream under test: generated issues, and the oracle's verdicts */
 
@@ -634,9 +633,8 @@ END_TEST
 static Suite *filter_suite(void)
 {
     Suite *s = suite_create("filter");
-    TCase *t = tcase_create("filter");
+    TCase *t = su_tcase(s, "filter", NULL, NULL, 120);
     tcase_add_unchecked_fixture(t, setup, teardown);
-    tcase_set_timeout(t, 120);
     tcase_add_test(t, readers_agree_in_memory);
     tcase_add_test(t, straddling_frames_are_read_in_place);
     tcase_add_test(t, straddling_frames_are_read_in_place_2);
@@ -651,15 +649,7 @@ static Suite *filter_suite(void)
     tcase_add_test(t, corrupt_gzip_mid_stream_dropped_as_none);
     tcase_add_test(t, corrupt_gzip_mid_stream_dropped_as_none_2);
     tcase_add_test(t, verify_schema_in_the_pipe);
-    suite_add_tcase(s, t);
     return s;
 }
 
-int main(void)
-{
-    SRunner *r = srunner_create(filter_suite());
-    srunner_run_all(r, CK_NORMAL);
-    int failed = srunner_ntests_failed(r);
-    srunner_free(r);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
-}
+int main(void) { return su_run(filter_suite()); }

@@ -1,24 +1,19 @@
 /* test_frames.c: the frame splitter and joiner, alone and fed through the
  * read buffer in pieces of every size. */
-#include "check_util.h"
 #include <stdlib.h>
 #include <string.h>
 
 #include "frames.h"
 #include "ringbuf.h"
+#include "support/rng.h"
+#include "support/suite.h"
 
-/* xorshift64*: reproducible streams from a seed. */
-static uint64_t rng;
+/* Reproducible streams and piece sizes from a seed. */
+static rng_state rg;
 
-static uint64_t rnd(void)
-{
-    rng ^= rng >> 12;
-    rng ^= rng << 25;
-    rng ^= rng >> 27;
-    return rng * 2685821657736338717ull;
-}
+static uint64_t rnd(void) { return rng_next(&rg); }
 
-static size_t rnd_below(size_t n) { return (size_t)(rnd() % n); }
+static size_t rnd_below(size_t n) { return (size_t)rng_below(&rg, n); }
 
 /* A stream of frames back to back, with each frame's offset and length. */
 typedef struct {
@@ -33,7 +28,7 @@ typedef struct {
 
 static void stream_make(stream *s, uint64_t seed, size_t nframes)
 {
-    rng = seed * 0x9e3779b97f4a7c15ull + 1;
+    rg = rng_seed(seed);
     s->n = nframes;
     s->off = malloc(nframes * sizeof *s->off);
     s->body = malloc(nframes * sizeof *s->body);
@@ -483,7 +478,7 @@ static void round_trip(const stream *st, rb_mode mode, size_t cap,
     rb_ring rb;
     ck_assert_msg(rb_init(&rb, cap, mode, err, sizeof err) == 0, "%s", err);
     ck_assert(rb.mirrored == (mode == RB_MIRROR));
-    rng = seed;
+    rg = rng_seed(seed);
     fr_splitter sp;
     fr_init(&sp);
     fr_frame *kept = malloc(st->n * sizeof *kept);
@@ -582,7 +577,7 @@ END_TEST
 static Suite *frames_suite(void)
 {
     Suite *s = suite_create("frames");
-    TCase *t = tcase_create("split");
+    TCase *t = su_tcase(s, "split", NULL, NULL, 0);
     tcase_add_test(t, put_header_is_big_endian);
     tcase_add_test(t, splits_a_frame_in_place);
     tcase_add_test(t, empty_body_and_empty_stream);
@@ -594,25 +589,14 @@ static Suite *frames_suite(void)
     tcase_add_test(t, truncated_in_the_body);
     tcase_add_test(t, every_prefix_of_a_stream);
     tcase_add_test(t, first_error_wins);
-    suite_add_tcase(s, t);
-    t = tcase_create("join");
+    t = su_tcase(s, "join", NULL, NULL, 0);
     tcase_add_test(t, join_merges_adjacent_frames);
     tcase_add_test(t, gather_reports_full);
-    suite_add_tcase(s, t);
-    t = tcase_create("round_trip");
-    tcase_set_timeout(t, 120);
+    t = su_tcase(s, "round_trip", NULL, NULL, 120);
     tcase_add_test(t, round_trip_mirrored);
     tcase_add_test(t, round_trip_flat);
     tcase_add_test(t, round_trip_many_seeds);
-    suite_add_tcase(s, t);
     return s;
 }
 
-int main(void)
-{
-    SRunner *r = srunner_create(frames_suite());
-    srunner_run_all(r, CK_NORMAL);
-    int failed = srunner_ntests_failed(r);
-    srunner_free(r);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
-}
+int main(void) { return su_run(frames_suite()); }

@@ -10,8 +10,6 @@
  * do not grow with the messages; hp_new's failure and an early hp_stop;
  * hp_listen's sockets sharing one port, and hp_stats_add. The
  * interop test with grpcio peers is tests/grpc/run.sh. */
-#include "check_util.h"
-
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -26,6 +24,7 @@
 #include "../grpc/h2call.h"
 #include "h2proxy.h"
 #include "net.h"
+#include "support/suite.h"
 
 #define T_MS 10000 /* every wait is bounded */
 
@@ -578,8 +577,7 @@ END_TEST
 static Suite *h2proxy_suite(void)
 {
     Suite *s = suite_create("h2proxy");
-    TCase *t = tcase_create("engine");
-    tcase_set_timeout(t, 60);
+    TCase *t = su_tcase(s, "engine", NULL, NULL, 60);
     tcase_add_test(t, kept_messages_reach_the_server_exactly);
     tcase_add_test(t, messages_split_at_every_point);
     tcase_add_test(t, refused_message_ends_its_call_only);
@@ -590,16 +588,11 @@ static Suite *h2proxy_suite(void)
     tcase_add_test(t, stop_before_run);
     tcase_add_test(t, listen_shares_one_port);
     tcase_add_test(t, stats_add_sums_every_counter);
-    suite_add_tcase(s, t);
     return s;
 }
 
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
-    SRunner *r = srunner_create(h2proxy_suite());
-    srunner_run_all(r, CK_NORMAL);
-    int failed = srunner_ntests_failed(r);
-    srunner_free(r);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return su_run(h2proxy_suite());
 }

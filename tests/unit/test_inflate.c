@@ -1,7 +1,6 @@
 /* test_inflate.c: gzip messages inflated into the reused buffer: round trips
  * of generated Issues, mixed frames through the splitter, verdicts equal to
  * the plain messages', and the bad cases (bomb, corrupt, truncated, CRC). */
-#include "check_util.h"
 #include <libdeflate.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +11,7 @@
 #include "issues.h"
 #include "reader.h"
 #include "skip.h"
+#include "support/suite.h"
 
 /* libdeflate's own allocations, counted through its allocator hook (set in
  * main before any compressor exists), so the tests see every allocation on
@@ -701,24 +701,19 @@ END_TEST
 static Suite *inflate_suite(void)
 {
     Suite *s = suite_create("inflate");
-    TCase *t = tcase_create("round_trip");
-    tcase_set_timeout(t, 120);
+    TCase *t = su_tcase(s, "round_trip", NULL, NULL, 120);
     tcase_add_test(t, round_trip_generated);
     tcase_add_test(t, empty_message_round_trip);
     tcase_add_test(t, gzip_is_deterministic);
     tcase_add_test(t, deflate_reports_no_room);
     tcase_add_test(t, concatenated_members);
     tcase_add_test(t, optional_header_fields);
-    suite_add_tcase(s, t);
-    t = tcase_create("frames");
-    tcase_set_timeout(t, 120);
+    t = su_tcase(s, "frames", NULL, NULL, 120);
     tcase_add_test(t, share_compressed_follows_the_ratio);
     tcase_add_test(t, mixed_frames_through_the_splitter);
     tcase_add_test(t, verdicts_equal_plain_ones);
     tcase_add_test(t, buffer_is_reused);
-    suite_add_tcase(s, t);
-    t = tcase_create("bad");
-    tcase_set_timeout(t, 120);
+    t = su_tcase(s, "bad", NULL, NULL, 120);
     tcase_add_test(t, bomb_is_rejected_from_its_trailer);
     tcase_add_test(t, limit_is_exact);
     tcase_add_test(t, implausible_trailer_is_not_taken_for_a_bomb);
@@ -726,7 +721,6 @@ static Suite *inflate_suite(void)
     tcase_add_test(t, every_single_byte_corruption);
     tcase_add_test(t, crc_mismatch_in_well_formed_data);
     tcase_add_test(t, every_prefix_is_an_error);
-    suite_add_tcase(s, t);
     return s;
 }
 
@@ -734,9 +728,5 @@ int main(void)
 {
     /* Before any compressor exists, as libdeflate requires. */
     libdeflate_set_memory_allocator(count_malloc, free);
-    SRunner *r = srunner_create(inflate_suite());
-    srunner_run_all(r, CK_NORMAL);
-    int failed = srunner_ntests_failed(r);
-    srunner_free(r);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return su_run(inflate_suite());
 }

@@ -2,68 +2,28 @@
  *
  * Every input is placed so that its end is the first byte of an unmapped
  * page: a read past end faults instead of passing by luck. The parsing tests
- * run once per SIMD implementation the CPU has (loop tests over impl_names).
- */
-#include <check.h>
+ * run once per SIMD width the CPU has (loop tests over simd.h's widths). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
-#include "check_util.h"
 #include "json.h"
+#include "support/conformance.h"
+#include "support/guard.h"
+#include "support/rng.h"
+#include "support/simd.h"
+#include "support/suite.h"
 
-static const char *const impl_names[] = {"portable", "sse2", "avx2", "avx512"};
-#define N_IMPLS 4
-
-/* Forces implementation i; false when the CPU lacks it (the loop test then
- * has nothing to do for this i). */
-static bool use_impl(int i)
-{
-    return js_force_simd(impl_names[i]) != NULL;
-}
-
-/* ---- inputs that end right before an unmapped page ---- */
-
+/* Inputs end right before an unmapped page. */
 #define GUARD_BODY (256u * 1024u)
+static gd_guard guard = GD_GUARD(GUARD_BODY);
 
-static uint8_t *guard_body; /* GUARD_BODY bytes, then a PROT_NONE page */
+static const uint8_t *place(const void *data, size_t n) { return gd_place(&guard, data, n); }
 
-static uint8_t *guard_end(void)
-{
-    if (guard_body == NULL) {
-        size_t pg = (size_t)sysconf(_SC_PAGESIZE);
-        uint8_t *m = mmap(NULL, GUARD_BODY + pg, PROT_READ | PROT_WRITE,
-                          MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        REQUIRE(m != MAP_FAILED);
-        REQUIRE(mprotect(m + GUARD_BODY, pg, PROT_NONE) == 0);
-        guard_body = m;
-    }
-    return guard_body + GUARD_BODY;
-}
+static rng_state rg;
 
-/* Copies n bytes so that they end at the unmapped page; returns the start. */
-static const uint8_t *place(const void *data, size_t n)
-{
-    REQUIRE(n <= GUARD_BODY);
-    uint8_t *p = guard_end() - n;
-    if (n != 0)
-        memcpy(p, data, n);
-    return p;
-}
-
-static uint64_t rng_state;
-
-static uint64_t rnd(void)
-{
-    uint64_t x = rng_state;
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    return rng_state = x;
-}
+static uint64_t rnd(void) { return rng_next(&rg); }
 
 static uint8_t arena_buf[1 << 16];
 
@@ -298,7 +258,7 @@ static const err_case err_cases[] = {
 
 START_TEST(test_errors)
 {
-    if (!use_impl(_i))
+    if (!simd_use(_i))
         return;
     for (size_t i = 0; i < sizeof err_cases / sizeof err_cases[0]; i++) {
         const err_case *t = &err_cases[i];
@@ -345,7 +305,7 @@ static js_str parse_string(const char *lit, size_t n, ar_arena *a, tr_code *code
 
 START_TEST(test_string_values)
 {
-    if (!use_impl(_i))
+    if (!simd_use(_i))
         return;
     ar_arena a;
     ar_init(&a, arena_buf, sizeof arena_buf);
@@ -354,7 +314,7 @@ START_TEST(test_string_values)
     /* No escape: a view of the input, nothing allocated. */
     js_str s = parse_string("\"plain text\"", 12, &a, &code);
     ck_assert_int_eq(code, TR_E_OK);
-    ck_assert_ptr_eq((const uint8_t *)s.p, guard_end() - 11);
+    ck_assert_ptr_eq((const uint8_t *)s.p, gd_end(&guard) - 11);
     ck_assert_uint_eq(s.n, 10);
     ck_assert_uint_eq(a.lo, 0);
 
@@ -431,7 +391,7 @@ END_TEST
  * written by js_put_string, then read back by js_string. */
 START_TEST(test_string_round_trip)
 {
-    if (!use_impl(_i))
+    if (!simd_use(_i))
         return;
     static const struct {
         const char *s;
@@ -440,7 +400,7 @@ START_TEST(test_string_round_trip)
                   {"\t", 1}, {"\x01", 1}, {"\x1f", 1}, {"\x7f", 1}, {"", 1} /* NUL */,
                   {"\xC3\xA9", 2}, {"\xE2\x82\xAC", 3}, {"\xF0\x9F\x98\x80", 4},
                   {"\xEF\xBF\xBF", 3}, {"0123456789abcdef", 16}};
-    rng_state = 0x9E3779B97F4A7C15u + (uint64_t)_i;
+    rg = rng_seed((uint64_t)_i);
     char src[2048];
     uint8_t enc[8192];
     for (int iter = 0; iter < 2000; iter++) {
@@ -472,7 +432,7 @@ END_TEST
 
 START_TEST(test_integers)
 {
-    if (!use_impl(_i))
+    if (!simd_use(_i))
         return;
     static const struct {
         const char *in;
@@ -522,7 +482,7 @@ START_TEST(test_integers)
     REQUIRE(v32 == INT32_MIN);
 
     /* Every integer near the limits and powers of ten, both signs. */
-    rng_state = 12345;
+    rg = rng_seed(12345);
     for (int iter = 0; iter < 20000; iter++) {
         int64_t v = (int64_t)rnd();
         if (iter % 3 == 0)
@@ -540,7 +500,7 @@ END_TEST
 
 START_TEST(test_doubles)
 {
-    if (!use_impl(_i))
+    if (!simd_use(_i))
         return;
     static const char *const ok[] = {
         "0", "-0", "0.0", "1", "-1", "0.1", "0.5", "1.5e3", "1E5", "1e+5", "1e-5",
@@ -565,7 +525,7 @@ START_TEST(test_doubles)
     }
 
     /* Random decimal strings against strtod, bit for bit. */
-    rng_state = 777;
+    rg = rng_seed(777);
     for (int iter = 0; iter < 200000; iter++) {
         char buf[64];
         size_t n = 0;
@@ -637,7 +597,7 @@ END_TEST
 
 START_TEST(test_skip)
 {
-    if (!use_impl(_i))
+    if (!simd_use(_i))
         return;
     static const char *const ok[] = {
         "{}",
@@ -680,7 +640,7 @@ END_TEST
 
 START_TEST(test_depth)
 {
-    if (!use_impl(_i))
+    if (!simd_use(_i))
         return;
     js_ctx c;
     const uint8_t *p = place("[[[1]]]", 7);
@@ -767,7 +727,7 @@ static const char *const texts[] = {
 
 START_TEST(test_prefixes)
 {
-    if (!use_impl(_i))
+    if (!simd_use(_i))
         return;
     for (size_t t = 0; t < sizeof texts / sizeof texts[0]; t++) {
         size_t n = strlen(texts[t]);
@@ -805,7 +765,7 @@ END_TEST
 /* Every single-byte corruption of a text: no crash, and an answer inside. */
 START_TEST(test_corruptions)
 {
-    if (!use_impl(_i))
+    if (!simd_use(_i))
         return;
     static const uint8_t bytes[] = {0x00, 0x1f, ' ', '"', '\\', ',', ':', '[', ']', '{',
                                     '}', '0', '-', '.', 'e', 'u', 0x80, 0xC3, 0xED, 0xFF};
@@ -845,13 +805,13 @@ static const uint8_t *ref_structural(const uint8_t *p, const uint8_t *end)
 
 START_TEST(test_finders)
 {
-    if (!use_impl(_i))
+    if (!simd_use(_i))
         return;
-    REQUIRE(strcmp(js_simd_name(), impl_names[_i]) == 0);
+    REQUIRE(strcmp(js_simd_name(), simd_names[_i]) == 0);
     static const uint8_t interesting[] = {'"', '\\', '[', ']', '{', '}', 0x00, 0x1f, 0x20,
                                           0x7f, 0x80, 0xff, 'z', '|', '{' ^ 0x20, '}' ^ 0x20,
                                           0x3b, 0xdb, 0xfb, 0x5c ^ 0x20, 0xA2};
-    rng_state = 0xC0FFEE + (uint64_t)_i;
+    rg = rng_seed(0xC0FFEE + (uint64_t)_i);
     uint8_t buf[320];
     for (int iter = 0; iter < 100000; iter++) {
         size_t len = rnd() % 301;
@@ -903,7 +863,7 @@ END_TEST
 /* ---- writers ---- */
 
 /* An output buffer whose end is the unmapped page. */
-static uint8_t *out_at_page_end(size_t room) { return guard_end() - room; }
+static uint8_t *out_at_page_end(size_t room) { return gd_end(&guard) - room; }
 
 START_TEST(test_put)
 {
@@ -992,7 +952,7 @@ START_TEST(test_put_f64)
     uint8_t *w = js_put_f64(buf, buf + sizeof buf, 0.1);
     REQUIRE(memcmp(buf, "0.1", 3) == 0);
     REQUIRE(w == buf + 3);
-    rng_state = 4242;
+    rg = rng_seed(4242);
     for (int iter = 0; iter < 100000; iter++) {
         uint64_t bits = rnd();
         double v;
@@ -1043,10 +1003,10 @@ static void conformance_case(const char *name, const uint8_t *buf, size_t n, voi
 
 START_TEST(test_conformance)
 {
-    if (!use_impl(_i))
+    if (!simd_use(_i))
         return;
     conformance_seen seen = {0, 0};
-    if (cu_conformance(conformance_case, &seen, _i == 0) < 0)
+    if (cf_each(conformance_case, &seen, _i == 0) < 0)
         return;
     REQUIRE(seen.seen_y > 0);
     REQUIRE(seen.seen_n > 0);
@@ -1056,35 +1016,29 @@ END_TEST
 static Suite *json_suite(void)
 {
     Suite *s = suite_create("json");
-    TCase *tc = tcase_create("core");
-    tcase_set_timeout(tc, 300);
-    tcase_add_loop_test(tc, test_errors, 0, N_IMPLS);
+    TCase *tc = su_tcase(s, "core", NULL, NULL, 300);
+    tcase_add_loop_test(tc, test_errors, 0, SIMD_WIDTHS);
     tcase_add_test(tc, test_first_error_wins);
-    tcase_add_loop_test(tc, test_string_values, 0, N_IMPLS);
+    tcase_add_loop_test(tc, test_string_values, 0, SIMD_WIDTHS);
     tcase_add_test(tc, test_unescape);
-    tcase_add_loop_test(tc, test_string_round_trip, 0, N_IMPLS);
-    tcase_add_loop_test(tc, test_integers, 0, N_IMPLS);
-    tcase_add_loop_test(tc, test_doubles, 0, N_IMPLS);
-    tcase_add_loop_test(tc, test_skip, 0, N_IMPLS);
-    tcase_add_loop_test(tc, test_depth, 0, N_IMPLS);
+    tcase_add_loop_test(tc, test_string_round_trip, 0, SIMD_WIDTHS);
+    tcase_add_loop_test(tc, test_integers, 0, SIMD_WIDTHS);
+    tcase_add_loop_test(tc, test_doubles, 0, SIMD_WIDTHS);
+    tcase_add_loop_test(tc, test_skip, 0, SIMD_WIDTHS);
+    tcase_add_loop_test(tc, test_depth, 0, SIMD_WIDTHS);
     tcase_add_test(tc, test_depth_bomb);
-    tcase_add_loop_test(tc, test_prefixes, 0, N_IMPLS);
-    tcase_add_loop_test(tc, test_corruptions, 0, N_IMPLS);
-    tcase_add_loop_test(tc, test_finders, 0, N_IMPLS);
+    tcase_add_loop_test(tc, test_prefixes, 0, SIMD_WIDTHS);
+    tcase_add_loop_test(tc, test_corruptions, 0, SIMD_WIDTHS);
+    tcase_add_loop_test(tc, test_finders, 0, SIMD_WIDTHS);
     tcase_add_test(tc, test_simd_select);
     tcase_add_test(tc, test_put);
     tcase_add_test(tc, test_put_f64);
-    tcase_add_loop_test(tc, test_conformance, 0, N_IMPLS);
-    suite_add_tcase(s, tc);
+    tcase_add_loop_test(tc, test_conformance, 0, SIMD_WIDTHS);
     return s;
 }
 
 int main(void)
 {
     js_init();
-    SRunner *sr = srunner_create(json_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return su_run(json_suite());
 }

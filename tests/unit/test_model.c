@@ -18,15 +18,15 @@
  *   - every optic a message can reach hits on some generated message (a
  *     scanner that always missed would agree with nothing to compare).
  */
-#include <check.h>
-
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "check_util.h"
 #include "optic.h"
 #include "tr_optics.h"
+#include "support/fixture.h"
+#include "support/suite.h"
 
 #define ARENA_BYTES (64u << 20)
 #define BUF_BYTES (8u << 20)
@@ -35,7 +35,6 @@
 static const op_schema *S = &tr_schema;
 
 typedef struct {
-    uint8_t *mem_gen, *mem_dec, *mem_scan;
     ar_arena gen, dec, scan;
     uint8_t *enc, *re, *tmp;
     void *value, *decoded;      /* root-sized (or any type's) structs */
@@ -46,41 +45,22 @@ static ctx *C;
 
 static void setup(void)
 {
-    C = calloc(1, sizeof *C);
-    REQUIRE(C != NULL);
-    C->mem_gen = malloc(ARENA_BYTES);
-    C->mem_dec = malloc(ARENA_BYTES);
-    C->mem_scan = malloc(ARENA_BYTES);
-    C->enc = malloc(BUF_BYTES);
-    C->re = malloc(BUF_BYTES);
-    C->tmp = malloc(BUF_BYTES);
+    C = fx_zalloc(sizeof *C);
+    fx_arena(&C->gen, ARENA_BYTES);
+    fx_arena(&C->dec, ARENA_BYTES);
+    fx_arena(&C->scan, ARENA_BYTES);
+    C->enc = fx_alloc(BUF_BYTES);
+    C->re = fx_alloc(BUF_BYTES);
+    C->tmp = fx_alloc(BUF_BYTES);
     size_t most = 0;
     for (int t = 0; t < S->ntypes; t++)
         if (S->types[t].size > most)
             most = S->types[t].size;
-    C->value = calloc(1, most + 16);
-    C->decoded = calloc(1, most + 16);
-    REQUIRE(C->mem_gen && C->mem_dec && C->mem_scan && C->enc && C->re && C->tmp && C->value &&
-            C->decoded);
-    ar_init(&C->gen, C->mem_gen, ARENA_BYTES);
-    ar_init(&C->dec, C->mem_dec, ARENA_BYTES);
-    ar_init(&C->scan, C->mem_scan, ARENA_BYTES);
+    C->value = fx_zalloc(most + 16);
+    C->decoded = fx_zalloc(most + 16);
     for (int i = 0; i < S->noptics; i++)
         REQUIREF(S->optics[i].rec_size <= SCRATCH_BYTES, "optic %s: record of %zu bytes",
                  S->optics[i].name, S->optics[i].rec_size);
-}
-
-static void teardown(void)
-{
-    free(C->mem_gen);
-    free(C->mem_dec);
-    free(C->mem_scan);
-    free(C->enc);
-    free(C->re);
-    free(C->tmp);
-    free(C->value);
-    free(C->decoded);
-    free(C);
 }
 
 /* ---- comparing what the two readers say */
@@ -412,16 +392,13 @@ END_TEST
 static Suite *model_suite(void)
 {
     Suite *s = suite_create("model");
-    TCase *tc = tcase_create("generated");
-    tcase_add_checked_fixture(tc, setup, teardown);
-    tcase_set_timeout(tc, 600);
+    TCase *tc = su_tcase(s, "generated", setup, fx_teardown, 600);
     tcase_add_test(tc, tables_are_consistent);
     tcase_add_test(tc, every_type_round_trips);
     tcase_add_test(tc, root_round_trips_and_validates_in_both_layouts);
     tcase_add_test(tc, every_optic_agrees_on_values_of_its_source);
     tcase_add_test(tc, every_optic_agrees_on_messages);
     tcase_add_test(tc, corruptions_validate_like_the_decoder);
-    suite_add_tcase(s, tc);
     return s;
 }
 
@@ -429,9 +406,5 @@ int main(void)
 {
     fprintf(stderr, "test_model: schema %s, %d types, %d optics\n", S->schema, S->ntypes,
             S->noptics);
-    SRunner *r = srunner_create(model_suite());
-    srunner_run_all(r, CK_NORMAL);
-    int failed = srunner_ntests_failed(r);
-    srunner_free(r);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return su_run(model_suite());
 }

@@ -1,8 +1,6 @@
 /* test_net.c: the TCP helpers on the loopback interface: addresses, listen /
  * connect / accept, reads into the ring, gather writes through partial
  * writes and signals, a peer that goes away, and a relay of kept frames. */
-#include "check_util.h"
-
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -17,6 +15,7 @@
 #include "frames.h"
 #include "net.h"
 #include "ringbuf.h"
+#include "support/suite.h"
 
 static uint8_t pattern(size_t k) { return (uint8_t)((k * 2654435761u) >> 11); }
 
@@ -474,8 +473,7 @@ END_TEST
 static Suite *net_suite(void)
 {
     Suite *s = suite_create("net");
-    TCase *t = tcase_create("net");
-    tcase_set_timeout(t, 60);
+    TCase *t = su_tcase(s, "net", NULL, NULL, 60);
     tcase_add_test(t, parses_addresses);
     tcase_add_test(t, write_and_read_back);
     tcase_add_test(t, listen_reports_the_address);
@@ -486,15 +484,7 @@ static Suite *net_suite(void)
     tcase_add_test(t, writev_all_on_a_pipe);
     tcase_add_test(t, relay_mirrored);
     tcase_add_test(t, relay_flat);
-    suite_add_tcase(s, t);
     return s;
 }
 
-int main(void)
-{
-    SRunner *r = srunner_create(net_suite());
-    srunner_run_all(r, CK_NORMAL);
-    int failed = srunner_ntests_failed(r);
-    srunner_free(r);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
-}
+int main(void) { return su_run(net_suite()); }

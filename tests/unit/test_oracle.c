@@ -5,8 +5,6 @@
  * and every value must agree with what tr_decode_Issue produced, and with
  * the generated optics read over the decoded model. Generated messages of
  * every size 2..40, in both layouts (declared order, detail first). */
-#include "check_util.h"
-
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +16,8 @@
 #include "issues.h"
 #include "tr_model.h"
 #include "tr_optics.h"
+#include "support/fixture.h"
+#include "support/suite.h"
 
 #define MESSAGES 2000
 #define MAX_TOKENS (1u << 20)
@@ -398,26 +398,14 @@ static uint8_t *genbuf;
 
 static void setup(void)
 {
-    toks = malloc(MAX_TOKENS * sizeof *toks);
-    armem = malloc(ARENA_CAP);
-    armem2 = malloc(ARENA_CAP);
-    genbuf = malloc(ISS_MAX_MESSAGE);
-    encbuf = malloc(ISS_MAX_MESSAGE);
-    encbuf2 = malloc(ISS_MAX_MESSAGE);
-    cutbuf = malloc(ISS_MAX_MESSAGE);
-    REQUIRE(toks && armem && armem2 && genbuf && encbuf && encbuf2 && cutbuf);
+    toks = fx_alloc(MAX_TOKENS * sizeof *toks);
+    armem = fx_alloc(ARENA_CAP);
+    armem2 = fx_alloc(ARENA_CAP);
+    genbuf = fx_alloc(ISS_MAX_MESSAGE);
+    encbuf = fx_alloc(ISS_MAX_MESSAGE);
+    encbuf2 = fx_alloc(ISS_MAX_MESSAGE);
+    cutbuf = fx_alloc(ISS_MAX_MESSAGE);
     js_init();
-}
-
-static void teardown(void)
-{
-    free(toks);
-    free(armem);
-    free(armem2);
-    free(genbuf);
-    free(encbuf);
-    free(encbuf2);
-    free(cutbuf);
 }
 
 static void run_generated(bool detail_first)
@@ -481,21 +469,11 @@ END_TEST
 static Suite *oracle_suite(void)
 {
     Suite *s = suite_create("oracle");
-    TCase *t = tcase_create("jsmn");
-    tcase_add_checked_fixture(t, setup, teardown);
-    tcase_set_timeout(t, 600);
+    TCase *t = su_tcase(s, "jsmn", setup, fx_teardown, 600);
     tcase_add_test(t, oracle_reads_hand_made);
     tcase_add_test(t, oracle_declared_order);
     tcase_add_test(t, oracle_detail_first);
-    suite_add_tcase(s, t);
     return s;
 }
 
-int main(void)
-{
-    SRunner *r = srunner_create(oracle_suite());
-    srunner_run_all(r, CK_NORMAL);
-    int failed = srunner_ntests_failed(r);
-    srunner_free(r);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
-}
+int main(void) { return su_run(oracle_suite()); }

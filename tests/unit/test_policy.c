@@ -8,7 +8,8 @@
  *    judges every message as a hand-written rules text does (escaped keys
  *    too, and minVotes across its range, issue 16);
  *  - the JSON form's errors, each exact, naming the file, line and column;
- *  - loading a JSON file, --where, and rd_policy's choice.
+ *  - loading a JSON file (and a path that is a directory, named as one),
+ *    --where, and rd_policy's choice.
  *
  * Messages: generated issues (three sizes, both layouts), and issues edited
  * to every value the policies read (every severity with every tier, every
@@ -16,9 +17,10 @@
  * the thresholds), encoded in both layouts. Each is judged by the decode
  * reader and by the optics reader at every verify level, which must agree,
  * and the kind po_judge reports must be the message's. */
-#include "check_util.h"
-
 #include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "frames.h"
@@ -27,6 +29,7 @@
 #include "policy.h"
 #include "reader.h"
 #include "tr_model.h"
+#include "support/suite.h"
 
 /* ---- the messages ---- */
 
@@ -633,6 +636,24 @@ START_TEST(load_file)
 }
 END_TEST
 
+/* A policy path that is a directory is named as one (issue 16). */
+START_TEST(policy_path_is_a_directory)
+{
+    char dir[] = "/tmp/test_policy_XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    po_policy p;
+    char err[512] = "";
+    ck_assert(!jp_load(dir, &tr_schema, &p, err, sizeof err));
+    char want[600];
+    snprintf(want, sizeof want, "%s: cannot read: is a directory", dir);
+    ck_assert_str_eq(err, want);
+    rmdir(dir);
+    ck_assert(!jp_load(dir, &tr_schema, &p, err, sizeof err));
+    snprintf(want, sizeof want, "%s: cannot read: No such file or directory", dir);
+    ck_assert_str_eq(err, want);
+}
+END_TEST
+
 /* --where EXPR is the one rule `keep EXPR`; a bad one is refused naming
  * --where and the column. */
 START_TEST(where)
@@ -708,9 +729,7 @@ END_TEST
 int main(void)
 {
     Suite *s = suite_create("policy");
-    TCase *tc = tcase_create("policy");
-    tcase_add_checked_fixture(tc, setup, NULL);
-    tcase_set_timeout(tc, 120);
+    TCase *tc = su_tcase(s, "policy", setup, NULL, 120);
     tcase_add_test(tc, default_is_model_md_policy);
     tcase_add_test(tc, default_reads_lazily);
     tcase_add_test(tc, json_default_means_default_rules);
@@ -719,12 +738,8 @@ int main(void)
     tcase_add_test(tc, json_min_votes_range);
     tcase_add_test(tc, json_errors);
     tcase_add_test(tc, load_file);
+    tcase_add_test(tc, policy_path_is_a_directory);
     tcase_add_test(tc, where);
     tcase_add_test(tc, choice);
-    suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return su_run(s);
 }

@@ -1,13 +1,13 @@
 /* test_ring.c: the read buffer, mirrored and flat: contiguity across the
  * wrap point, the copy and allocation counters, and a model check. */
-#include "check_util.h"
-
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "frames.h"
 #include "ringbuf.h"
+#include "support/rng.h"
+#include "support/suite.h"
 
 static size_t page(void) { return (size_t)sysconf(_SC_PAGESIZE); }
 
@@ -208,13 +208,10 @@ static void model_check(rb_mode mode, uint64_t seed)
 {
     rb_ring rb;
     init(&rb, 8 * page(), mode);
-    uint64_t x = seed * 0x9e3779b97f4a7c15ull | 1;
+    rng_state rg = rng_seed(seed);
     size_t written = 0;
     for (int step = 0; step < 20000; step++) {
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        uint64_t r = x * 2685821657736338717ull;
+        uint64_t r = rng_next(&rg);
         size_t room;
         uint8_t *w = rb_space(&rb, &room);
         size_t n;
@@ -266,8 +263,7 @@ END_TEST
 static Suite *ring_suite(void)
 {
     Suite *s = suite_create("ring");
-    TCase *t = tcase_create("ring");
-    tcase_set_timeout(t, 60);
+    TCase *t = su_tcase(s, "ring", NULL, NULL, 60);
     tcase_add_test(t, capacity_rounds_to_pages);
     tcase_add_test(t, mirror_shows_the_same_bytes_twice);
     tcase_add_test(t, env_forces_flat);
@@ -278,15 +274,7 @@ static Suite *ring_suite(void)
     tcase_add_test(t, full_ring_has_no_room);
     tcase_add_test(t, model_mirrored);
     tcase_add_test(t, model_flat);
-    suite_add_tcase(s, t);
     return s;
 }
 
-int main(void)
-{
-    SRunner *r = srunner_create(ring_suite());
-    srunner_run_all(r, CK_NORMAL);
-    int failed = srunner_ntests_failed(r);
-    srunner_free(r);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
-}
+int main(void) { return su_run(ring_suite()); }

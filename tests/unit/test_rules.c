@@ -5,20 +5,18 @@
  * cache, the two readers, every load error's exact text, the limits, and
  * schema/default.rules (and the JSON policy form's defaults) against a
  * demo-like schema and MODEL.md's demo policy written out in C. */
-#include <check.h>
-
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "check_util.h"
 #include "jsonpolicy.h"
 #include "policy.h"
 #include "rules.h"
 
 #include "../fuzz/rules.h"
+#include "support/suite.h"
 
 static char err[2048];
 static uint8_t arena_mem[1 << 16];
@@ -1215,9 +1213,7 @@ END_TEST
 static Suite *rules_suite(void)
 {
     Suite *s = suite_create("rules");
-    TCase *t = tcase_create("rules");
-    tcase_add_checked_fixture(t, setup, NULL);
-    tcase_set_timeout(t, 120);
+    TCase *t = su_tcase(s, "rules", setup, NULL, 120);
     tcase_add_test(t, enums_and_tags);
     tcase_add_test(t, numbers);
     tcase_add_test(t, integers_against_doubles_exactly);
@@ -1235,15 +1231,7 @@ static Suite *rules_suite(void)
     tcase_add_test(t, format_values);
     tcase_add_test(t, fuzz_property_smoke);
     tcase_add_test(t, default_rules_mean_the_default_policy);
-    suite_add_tcase(s, t);
     return s;
 }
 
-int main(void)
-{
-    SRunner *r = srunner_create(rules_suite());
-    srunner_run_all(r, CK_NORMAL);
-    int failed = srunner_ntests_failed(r);
-    srunner_free(r);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
-}
+int main(void) { return su_run(rules_suite()); }

@@ -33,20 +33,20 @@
  * the messages judged per set (100); RULES_MODEL_PRINT prints every rules
  * text.
  */
-#include <check.h>
-
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "check_util.h"
 #include "json.h"
 #include "optic.h"
 #include "rules.h"
 #include "skip.h"
 #include "tr_optics.h"
+#include "support/bytes.h"
+#include "support/fixture.h"
+#include "support/suite.h"
 
 static const op_schema *S = &tr_schema;
 
@@ -81,7 +81,7 @@ typedef struct {
     msg invalid[64];
     int ninvalid;
     size_t largest;
-    uint8_t *gen_mem, *val_mem, *rd_mem, *enc;
+    uint8_t *gen_mem, *enc;
     ar_arena gen, val, rd_arena;
     void *value;
     ru_subject rd;
@@ -106,9 +106,8 @@ static void decode_into(msg *m)
     if (e.code != TR_E_OK)
         return;
     size_t need = a.high + 64;
-    m->dec_mem = malloc(need);
-    m->root = calloc(1, ty->size + 16);
-    REQUIRE(m->dec_mem != NULL && m->root != NULL);
+    m->dec_mem = fx_alloc(need);
+    m->root = fx_zalloc(ty->size + 16);
     ar_init(&a, m->dec_mem, need);
     e = ty->decode(m->p, m->n, &a, m->root);
     REQUIREF(e.code == TR_E_OK, "second decode fails: %s", tr_error_name(e.code));
@@ -126,8 +125,7 @@ static void judge_validity(msg *m)
 
 static void add_msg(msg *m, const uint8_t *p, size_t n, const char *what)
 {
-    m->p = malloc(n + 1);
-    REQUIRE(m->p != NULL);
+    m->p = fx_alloc(n + 1);
     memcpy(m->p, p, n);
     m->n = n;
     m->what = what;
@@ -140,19 +138,16 @@ static void add_msg(msg *m, const uint8_t *p, size_t n, const char *what)
 static void setup(void)
 {
     sk_init(); /* the scanners' widest walk, as the demo's (JS_SIMD narrows it) */
-    C = calloc(1, sizeof *C);
-    REQUIRE(C != NULL);
-    C->gen_mem = malloc(GEN_ARENA);
-    C->val_mem = malloc(VAL_ARENA);
-    C->enc = malloc(BUF_BYTES);
+    C = fx_zalloc(sizeof *C);
+    C->gen_mem = fx_alloc(GEN_ARENA);
+    C->enc = fx_alloc(BUF_BYTES);
     size_t most = 0;
     for (int t = 0; t < S->ntypes; t++)
         if (S->types[t].size > most)
             most = S->types[t].size;
-    C->value = calloc(1, most + 16);
-    REQUIRE(C->gen_mem && C->val_mem && C->enc && C->value);
+    C->value = fx_zalloc(most + 16);
     ar_init(&C->gen, C->gen_mem, GEN_ARENA);
-    ar_init(&C->val, C->val_mem, VAL_ARENA);
+    fx_arena(&C->val, VAL_ARENA);
 
     const op_type *ty = &S->types[S->root];
     for (int layout = 0; layout < 2; layout++)
@@ -212,28 +207,8 @@ static void setup(void)
     }
 
     size_t rd_bytes = 4 * C->largest + (1u << 20);
-    C->rd_mem = malloc(rd_bytes);
-    REQUIRE(C->rd_mem != NULL);
-    ar_init(&C->rd_arena, C->rd_mem, rd_bytes);
+    fx_arena(&C->rd_arena, rd_bytes);
     REQUIRE(ru_subject_init(&C->rd, S, &C->rd_arena));
-}
-
-static void teardown(void)
-{
-    msg *all[2] = {C->valid, C->invalid};
-    int counts[2] = {C->nvalid, C->ninvalid};
-    for (int g = 0; g < 2; g++)
-        for (int i = 0; i < counts[g]; i++) {
-            free(all[g][i].p);
-            free(all[g][i].root);
-            free(all[g][i].dec_mem);
-        }
-    free(C->gen_mem);
-    free(C->val_mem);
-    free(C->rd_mem);
-    free(C->enc);
-    free(C->value);
-    free(C);
 }
 
 /* ================================================= the paths ===== */
@@ -887,14 +862,14 @@ static int direct_decide(const rule *rs, int nrules, const void *root)
 enum { K_NONE, K_WORD, K_NUM, K_STR, K_OPEN, K_CLOSE, K_OP, K_HASPAREN };
 
 typedef struct {
-    cu_buf out; /* the text so far */
+    bb out; /* the text so far */
     int open;
     int prev;
     bool no_nl;
     rg_rng *rg;
 } printer;
 
-static void puts_(printer *w, const char *s) { cu_put(&w->out, s, strlen(s)); }
+static void puts_(printer *w, const char *s) { bb_put(&w->out, s, strlen(s)); }
 
 /* What goes between the previous token and one of kind next. */
 static void sep(printer *w, int next)
@@ -935,8 +910,8 @@ static void tok(printer *w, int kind, const char *s)
  * mix (and '/' sometimes as \/). */
 static void print_str(printer *w, const char *s, size_t n)
 {
-    cu_buf t = {0};
-    cu_put(&t, "\"", 1);
+    bb t = {0};
+    bb_put(&t, "\"", 1);
     int mode = (int)rg_below(w->rg, 4);
     char b[16];
     for (size_t i = 0; i < n;) {
@@ -958,24 +933,24 @@ static void print_str(printer *w, const char *s, size_t n)
         }
         if (cp < 0x20 || esc || (x != NULL && mode == 3)) {
             if (x != NULL && !esc) {
-                cu_put(&t, x, strlen(x));
+                bb_put(&t, x, strlen(x));
             } else if (cp >= 0x10000) {
                 unsigned v = cp - 0x10000;
                 snprintf(b, sizeof b, "\\u%04X\\u%04x", 0xD800 + (v >> 10), 0xDC00 + (v & 0x3FF));
-                cu_put(&t, b, strlen(b));
+                bb_put(&t, b, strlen(b));
             } else {
                 snprintf(b, sizeof b, rg_below(w->rg, 2) ? "\\u%04x" : "\\u%04X", cp);
-                cu_put(&t, b, strlen(b));
+                bb_put(&t, b, strlen(b));
             }
         } else if (x != NULL && (cp == '"' || cp == '\\')) {
-            cu_put(&t, x, strlen(x));
+            bb_put(&t, x, strlen(x));
         } else {
-            cu_put(&t, s + i, l);
+            bb_put(&t, s + i, l);
         }
         i += l;
     }
-    cu_put(&t, "\"", 1);
-    tok(w, K_STR, t.p);
+    bb_put(&t, "\"", 1);
+    tok(w, K_STR, (const char *)t.p);
     free(t.p);
 }
 
@@ -1162,7 +1137,7 @@ static void report(const ruleset *rs, int set, const msg *m, int index, bool val
 {
     fprintf(stderr, "\n==== rule set #%d, %s message #%d (%s, %zu bytes, size %d, layout %d): %s\n",
             set, valid ? "generated" : "invalid", index, m->what, m->n, m->size, m->layout, what);
-    fprintf(stderr, "---- rules:\n%s\n---- per rule, directly:", rs->w.out.p);
+    fprintf(stderr, "---- rules:\n%s\n---- per rule, directly:", (const char *)rs->w.out.p);
     if (m->root != NULL)
         for (int i = 0; i < rs->nrules; i++)
             fprintf(stderr, " [%d line %d %s: %s]", i, rs->rules[i].line,
@@ -1227,7 +1202,7 @@ static void gen_ruleset(ruleset *rs, rg_rng *rg)
     free(rs->w.out.p);
     memset(&rs->w, 0, sizeof rs->w);
     rs->w.rg = rg;
-    cu_put(&rs->w.out, "", 0);
+    bb_put(&rs->w.out, "", 0);
     rs->nrules = 1 + (int)rg_below(rg, 4);
     between_rules(&rs->w);
     for (int i = 0; i < rs->nrules; i++) {
@@ -1238,7 +1213,7 @@ static void gen_ruleset(ruleset *rs, rg_rng *rg)
         rs->w.open = 0;
         if (rg_below(rg, 4) == 0)
             puts_(&rs->w, rg_below(rg, 2) ? "  " : "\t");
-        ru->line = lines_before(rs->w.out.p, rs->w.out.n);
+        ru->line = lines_before((const char *)rs->w.out.p, rs->w.out.n);
         tok(&rs->w, K_WORD, ru->keep ? "keep" : "drop");
         print_node(&rs->w, ru->e, 0);
         REQUIRE(rs->w.open == 0);
@@ -1267,18 +1242,18 @@ START_TEST(random_rules_agree_with_a_direct_evaluation)
         rg_seed(&rg, seed, (uint64_t)set);
         gen_ruleset(&rs, &rg);
         if (getenv("RULES_MODEL_PRINT") != NULL)
-            fprintf(stderr, "==== rule set #%d\n%s\n", set, rs.w.out.p);
-        ru_rules *r = ru_parse(rs.w.out.p, rs.w.out.n, NAME, S, err, sizeof err);
+            fprintf(stderr, "==== rule set #%d\n%s\n", set, (const char *)rs.w.out.p);
+        ru_rules *r = ru_parse((const char *)rs.w.out.p, rs.w.out.n, NAME, S, err, sizeof err);
         if (r == NULL)
             fprintf(stderr, "\n==== rule set #%d does not load: %s\n---- rules:\n%s\n", set, err,
-                    rs.w.out.p);
+                    (const char *)rs.w.out.p);
         REQUIREF(r != NULL, "rule set #%d does not load: %s", set, err);
         REQUIREF(ru_count(r) == rs.nrules, "rule set #%d: %d rules loaded, %d written", set,
                  ru_count(r), rs.nrules);
         for (int i = 0; i < rs.nrules; i++) {
             REQUIREF(ru_rule_keeps(r, i) == rs.rules[i].keep, "rule set #%d rule %d: keep differs", set, i);
             REQUIREF(ru_rule_line(r, i) == rs.rules[i].line, "rule set #%d rule %d: line %d, written at %d\n%s",
-                     set, i, ru_rule_line(r, i), rs.rules[i].line, rs.w.out.p);
+                     set, i, ru_rule_line(r, i), rs.rules[i].line, (const char *)rs.w.out.p);
         }
         for (int j = 0; j < nmsgs; j++) {
             int k = (int)rg_below(&rg, (uint64_t)C->nvalid);
@@ -1481,7 +1456,7 @@ START_TEST(type_incorrect_rules_fail_to_load)
         kinds_seen[kind]++;
         printer w = {0};
         w.rg = &rg;
-        cu_put(&w.out, "", 0);
+        bb_put(&w.out, "", 0);
         int nrules = 1 + (int)rg_below(&rg, 3), at = (int)rg_below(&rg, (uint64_t)nrules);
         size_t bad_at = 0, bad_end = 0;
         for (int i = 0; i < nrules; i++) {
@@ -1521,11 +1496,11 @@ START_TEST(type_incorrect_rules_fail_to_load)
                 puts_(&w, "\n");
         }
         int line, c0, c1, l1;
-        line_col(w.out.p, bad_at, &line, &c0);
-        line_col(w.out.p, bad_end, &l1, &c1);
-        ru_rules *r = ru_parse(w.out.p, w.out.n, NAME, S, err, sizeof err);
+        line_col((const char *)w.out.p, bad_at, &line, &c0);
+        line_col((const char *)w.out.p, bad_end, &l1, &c1);
+        ru_rules *r = ru_parse((const char *)w.out.p, w.out.n, NAME, S, err, sizeof err);
         if (r != NULL)
-            fprintf(stderr, "\n==== bad rule set #%d loaded:\n%s\n", set, w.out.p);
+            fprintf(stderr, "\n==== bad rule set #%d loaded:\n%s\n", set, (const char *)w.out.p);
         REQUIREF(r == NULL, "bad rule set #%d (kind %d) loaded: %s", set, kind, bad);
         int el = 0, ec = 0, used = 0;
         char prefix[64];
@@ -1535,7 +1510,7 @@ START_TEST(type_incorrect_rules_fail_to_load)
                     err[strlen(prefix) + (size_t)used] != '\0';
         if (!form || el != line || ec < c0 || ec > c1)
             fprintf(stderr, "\n==== bad rule set #%d (kind %d): %s\nwant line %d, column %d..%d\n%s\n",
-                    set, kind, err, line, c0, c1, w.out.p);
+                    set, kind, err, line, c0, c1, (const char *)w.out.p);
         REQUIREF(form, "bad rule set #%d: the error does not start with %s:LINE:COL: %s", set,
                  NAME, err);
         REQUIREF(el == line && ec >= c0 && ec <= c1,
@@ -1553,12 +1528,9 @@ END_TEST
 static Suite *rules_model_suite(void)
 {
     Suite *s = suite_create("rules_model");
-    TCase *tc = tcase_create("generated");
-    tcase_add_checked_fixture(tc, setup, teardown);
-    tcase_set_timeout(tc, 600);
+    TCase *tc = su_tcase(s, "generated", setup, fx_teardown, 600);
     tcase_add_test(tc, random_rules_agree_with_a_direct_evaluation);
     tcase_add_test(tc, type_incorrect_rules_fail_to_load);
-    suite_add_tcase(s, tc);
     return s;
 }
 
@@ -1566,9 +1538,5 @@ int main(void)
 {
     fprintf(stderr, "test_rules_model: schema %s, %d types, %d optics\n", S->schema, S->ntypes,
             S->noptics);
-    SRunner *r = srunner_create(rules_model_suite());
-    srunner_run_all(r, CK_NORMAL);
-    int failed = srunner_ntests_failed(r);
-    srunner_free(r);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return su_run(rules_model_suite());
 }

@@ -1,12 +1,11 @@
 /* test_tally.c: the tally (rows, kept, judge time), the frame digest
  * (XXH64 against the reference's published values, folding in order), and
  * the report's exact text and JSON. */
-#include <check.h>
-
 #include <stdlib.h>
 #include <string.h>
 
 #include "tally.h"
+#include "support/suite.h"
 
 static const char *const names[] = {"Bug", "Incident", "Request"};
 
@@ -209,7 +208,7 @@ END_TEST
 static Suite *tally_suite(void)
 {
     Suite *s = suite_create("tally");
-    TCase *t = tcase_create("tally");
+    TCase *t = su_tcase(s, "tally", NULL, NULL, 0);
     tcase_add_test(t, xxh64_reference_values);
     tcase_add_test(t, xxh64_any_alignment);
     tcase_add_test(t, digest_is_a_sequence_of_frames);
@@ -217,15 +216,7 @@ static Suite *tally_suite(void)
     tcase_add_test(t, report_text);
     tcase_add_test(t, report_json);
     tcase_add_test(t, report_of_nothing);
-    suite_add_tcase(s, t);
     return s;
 }
 
-int main(void)
-{
-    SRunner *r = srunner_create(tally_suite());
-    srunner_run_all(r, CK_NORMAL);
-    int failed = srunner_ntests_failed(r);
-    srunner_free(r);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
-}
+int main(void) { return su_run(tally_suite()); }

@@ -1,4 +1,4 @@
-/* test_valid.c: the Check suite for runtime/jsonvalid.{h,c}, the one-pass block
+/* test_valid.c: the Check suite for runtime/valid.{h,c}, the one-pass block
  * validator, against js_validate (json.h) as the reference.
  *
  * The property: on a text whose value is an object or an array, jv_valid is
@@ -7,60 +7,42 @@
  * cost speed, but is a bug too); on a scalar text it is false. And the
  * member it finds is the view tr_scan_detail gives. Every input ends right
  * before an unmapped page, and every test runs once per SIMD width the CPU
- * has (loop tests over impl_names).
+ * has (loop tests over simd.h's widths).
  */
-#include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
-#include "check_util.h"
 #include "frames.h"
 #include "issues.h"
 #include "json.h"
 #include "skip.h"
 #include "tr_optics.h"
 #include "jsonvalid.h"
+#include "support/conformance.h"
+#include "support/guard.h"
+#include "support/simd.h"
+#include "support/suite.h"
 
-static const char *const impl_names[] = {"portable", "sse2", "avx2", "avx512"};
-#define N_IMPLS 4
-
+/* Width i, when valid.c takes it on this CPU (its avx2 and avx512 walks
+ * need PCLMUL and BMI as well; without them it takes sse2). */
 static bool use_impl(int i)
 {
-    if (js_force_simd(impl_names[i]) == NULL)
+    if (!simd_use(i))
         return false;
-    sk_init();
 #if defined(__x86_64__) || defined(__i386__)
     if (i >= 2 && !(__builtin_cpu_supports("pclmul") && __builtin_cpu_supports("bmi") &&
                      __builtin_cpu_supports("bmi2")))
-        return false; /* jsonvalid.c then takes sse2 */
+        return false;
 #endif
-    ck_assert_str_eq(jv_impl_name(), impl_names[i]);
+    ck_assert_str_eq(jv_impl_name(), simd_names[i]);
     return true;
 }
 
-/* ---- inputs that end right before an unmapped page ---- */
+/* Inputs end right before an unmapped page. */
+static gd_guard guard = GD_GUARD(8u << 20);
 
-#define GUARD_CAP (8u << 20)
-static uint8_t *guard_body;
-
-static const uint8_t *place(const void *data, size_t n)
-{
-    if (guard_body == NULL) {
-        size_t pg = (size_t)sysconf(_SC_PAGESIZE);
-        uint8_t *m = mmap(NULL, GUARD_CAP + pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        REQUIRE(m != MAP_FAILED);
-        REQUIRE(mprotect(m + GUARD_CAP, pg, PROT_NONE) == 0);
-        guard_body = m;
-    }
-    REQUIRE(n <= GUARD_CAP);
-    uint8_t *p = guard_body + GUARD_CAP - n;
-    if (n != 0 && p != data)
-        memmove(p, data, n);
-    return p;
-}
+static const uint8_t *place(const void *data, size_t n) { return gd_place(&guard, data, n); }
 
 static bool ref_valid(const uint8_t *p, size_t n)
 {
@@ -385,7 +367,7 @@ START_TEST(test_conformance)
 {
     if (!use_impl(_i))
         return;
-    int seen = cu_conformance(conformance_case, NULL, _i == 0);
+    int seen = cf_each(conformance_case, NULL, _i == 0);
     REQUIREF(seen < 0 || seen > 300, "only %d conformance files", seen);
 }
 END_TEST
@@ -393,25 +375,16 @@ END_TEST
 static Suite *suite(void)
 {
     Suite *s = suite_create("valid");
-    TCase *tc = tcase_create("valid");
-    tcase_set_timeout(tc, 600);
-    tcase_add_loop_test(tc, test_handmade, 0, N_IMPLS);
-    tcase_add_loop_test(tc, test_block_offsets, 0, N_IMPLS);
-    tcase_add_loop_test(tc, test_depth, 0, N_IMPLS);
-    tcase_add_loop_test(tc, test_messages, 0, N_IMPLS);
-    tcase_add_loop_test(tc, test_corruptions, 0, N_IMPLS);
-    tcase_add_loop_test(tc, test_whitespace, 0, N_IMPLS);
-    tcase_add_loop_test(tc, test_find, 0, N_IMPLS);
-    tcase_add_loop_test(tc, test_conformance, 0, N_IMPLS);
-    suite_add_tcase(s, tc);
+    TCase *tc = su_tcase(s, "valid", NULL, NULL, 600);
+    tcase_add_loop_test(tc, test_handmade, 0, SIMD_WIDTHS);
+    tcase_add_loop_test(tc, test_block_offsets, 0, SIMD_WIDTHS);
+    tcase_add_loop_test(tc, test_depth, 0, SIMD_WIDTHS);
+    tcase_add_loop_test(tc, test_messages, 0, SIMD_WIDTHS);
+    tcase_add_loop_test(tc, test_corruptions, 0, SIMD_WIDTHS);
+    tcase_add_loop_test(tc, test_whitespace, 0, SIMD_WIDTHS);
+    tcase_add_loop_test(tc, test_find, 0, SIMD_WIDTHS);
+    tcase_add_loop_test(tc, test_conformance, 0, SIMD_WIDTHS);
     return s;
 }
 
-int main(void)
-{
-    SRunner *r = srunner_create(suite());
-    srunner_run_all(r, CK_NORMAL);
-    int failed = srunner_ntests_failed(r);
-    srunner_free(r);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
-}
+int main(void) { return su_run(suite()); }

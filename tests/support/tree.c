@@ -1,72 +1,37 @@
-/* test_optics_json.h: a small JSON tree and re-writer, for test_optics.c.
- *
- * The tree is built from trusted text (our encoder's output, or literals in
- * the tests), so the parser checks little. A string keeps its raw bytes
- * (between the quotes, escapes as written); a number or literal keeps its
- * token. The writer re-emits a tree with optional whitespace between every
- * pair of tokens (the four JSON whitespace bytes, chosen at random) and
- * optional \u escapes of characters in keys and in string values (letters,
- * digits, spaces; non-ASCII characters as \uXXXX or a surrogate pair).
- *
- * Everything lives in one bump arena, reset per message (tj_reset).
- */
-#ifndef TEST_OPTICS_JSON_H
-#define TEST_OPTICS_JSON_H
+/* tree.c: the JSON tree, its parser and its writer (tree.h). */
+#include "tree.h"
 
-#include <check.h>
-#include <stdbool.h>
-#include <stddef.h>
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Check's ck_assert* records its location on every call (a write to the
- * runner), too slow inside loops over bytes: these only call Check on failure. */
-#define REQUIRE(cond, ...)                                                              \
-    do {                                                                                \
-        if (!(cond))                                                                    \
-            ck_abort_msg(__VA_ARGS__);                                                  \
-    } while (0)
-#define REQUIRE_TRUE(cond) REQUIRE(cond, "%s:%d: %s", __FILE__, __LINE__, #cond)
-
-enum { TJ_OBJ, TJ_ARR, TJ_STR, TJ_RAW };
-
-typedef struct tj tj;
-struct tj {
-    int t;
-    const char *s; /* TJ_STR: raw bytes between the quotes; TJ_RAW: the token */
-    size_t n;
-    size_t count, cap;
-    tj **items;        /* members' values, or elements */
-    const char **keys; /* TJ_OBJ: raw bytes of each key, between its quotes */
-    size_t *klen;
-};
+#include "rng.h"
+#include "suite.h"
 
 /* ---- the arena */
 
 static uint8_t *tj_mem;
 static size_t tj_used, tj_cap;
 
-static void tj_reset(void)
+void tj_reset(void)
 {
     if (tj_mem == NULL) {
         tj_cap = 64u << 20;
         tj_mem = malloc(tj_cap);
-        REQUIRE_TRUE(tj_mem != NULL);
+        REQUIRE(tj_mem != NULL);
     }
     tj_used = 0;
 }
 
-static void *tj_alloc(size_t n)
+void *tj_alloc(size_t n)
 {
     n = (n + 15u) & ~(size_t)15u;
-    REQUIRE(tj_used + n <= tj_cap, "test tree arena full");
+    REQUIREF(tj_used + n <= tj_cap, "test tree arena full");
     void *p = tj_mem + tj_used;
     tj_used += n;
     return p;
 }
 
-static char *tj_strndup(const char *s, size_t n)
+char *tj_strndup(const char *s, size_t n)
 {
     char *d = tj_alloc(n + 1);
     memcpy(d, s, n);
@@ -74,7 +39,7 @@ static char *tj_strndup(const char *s, size_t n)
     return d;
 }
 
-static tj *tj_new(int t)
+tj *tj_new(int t)
 {
     tj *v = tj_alloc(sizeof *v);
     memset(v, 0, sizeof *v);
@@ -82,7 +47,7 @@ static tj *tj_new(int t)
     return v;
 }
 
-static tj *tj_str(const char *raw)
+tj *tj_str(const char *raw)
 {
     tj *v = tj_new(TJ_STR);
     v->n = strlen(raw);
@@ -114,10 +79,10 @@ static void tj_grow(tj *v)
     v->cap = nc;
 }
 
-static void tj_insert(tj *o, size_t at, const char *kraw, size_t kn, tj *val)
+void tj_insert(tj *o, size_t at, const char *kraw, size_t kn, tj *val)
 {
-    REQUIRE_TRUE(o->t == TJ_OBJ);
-    REQUIRE_TRUE(at <= o->count);
+    REQUIRE(o->t == TJ_OBJ);
+    REQUIRE(at <= o->count);
     tj_grow(o);
     memmove(o->items + at + 1, o->items + at, (o->count - at) * sizeof *o->items);
     memmove(o->keys + at + 1, o->keys + at, (o->count - at) * sizeof *o->keys);
@@ -128,22 +93,22 @@ static void tj_insert(tj *o, size_t at, const char *kraw, size_t kn, tj *val)
     o->count++;
 }
 
-static void tj_insert_key(tj *o, size_t at, const char *kraw, tj *val)
+void tj_insert_key(tj *o, size_t at, const char *kraw, tj *val)
 {
     size_t kn = strlen(kraw);
     tj_insert(o, at, tj_strndup(kraw, kn), kn, val);
 }
 
-static void tj_push(tj *a, tj *val)
+void tj_push(tj *a, tj *val)
 {
-    REQUIRE_TRUE(a->t == TJ_ARR);
+    REQUIRE(a->t == TJ_ARR);
     tj_grow(a);
     a->items[a->count++] = val;
 }
 
-static void tj_remove(tj *o, size_t i)
+void tj_remove(tj *o, size_t i)
 {
-    REQUIRE_TRUE(i < o->count);
+    REQUIRE(i < o->count);
     size_t k = o->count - i - 1;
     memmove(o->items + i, o->items + i + 1, k * sizeof *o->items);
     if (o->t == TJ_OBJ) {
@@ -153,8 +118,7 @@ static void tj_remove(tj *o, size_t i)
     o->count--;
 }
 
-/* Moves member from to index to (indexes of the result). */
-static void tj_move(tj *o, size_t from, size_t to)
+void tj_move(tj *o, size_t from, size_t to)
 {
     tj *v = o->items[from];
     const char *k = o->keys[from];
@@ -163,8 +127,7 @@ static void tj_move(tj *o, size_t from, size_t to)
     tj_insert(o, to, k, kn, v);
 }
 
-/* The first member whose raw key is exactly k, or -1. */
-static long tj_find(const tj *o, const char *k)
+long tj_find(const tj *o, const char *k)
 {
     if (o == NULL || o->t != TJ_OBJ)
         return -1;
@@ -175,7 +138,7 @@ static long tj_find(const tj *o, const char *k)
     return -1;
 }
 
-static tj *tj_get(const tj *o, const char *k)
+tj *tj_get(const tj *o, const char *k)
 {
     long i = tj_find(o, k);
     return i < 0 ? NULL : o->items[i];
@@ -198,14 +161,14 @@ static const char *tj_str_end(const char *p, const char *e)
             p++;
         p++;
     }
-    REQUIRE(p < e, "test parser: unterminated string");
+    REQUIREF(p < e, "test parser: unterminated string");
     return p;
 }
 
 static tj *tj_parse_value(const char **pp, const char *e)
 {
     const char *p = tj_ws(*pp, e);
-    REQUIRE(p < e, "test parser: unexpected end");
+    REQUIREF(p < e, "test parser: unexpected end");
     tj *v;
     if (*p == '{' || *p == '[') {
         bool obj = *p == '{';
@@ -219,12 +182,12 @@ static tj *tj_parse_value(const char **pp, const char *e)
                 const char *ks = NULL;
                 size_t kn = 0;
                 if (obj) {
-                    REQUIRE(p < e && *p == '"', "test parser: key expected");
+                    REQUIREF(p < e && *p == '"', "test parser: key expected");
                     ks = p + 1;
                     const char *ke = tj_str_end(ks, e);
                     kn = (size_t)(ke - ks);
                     p = tj_ws(ke + 1, e);
-                    REQUIRE(p < e && *p == ':', "test parser: ':' expected");
+                    REQUIREF(p < e && *p == ':', "test parser: ':' expected");
                     p++;
                 }
                 tj *val = tj_parse_value(&p, e);
@@ -233,12 +196,12 @@ static tj *tj_parse_value(const char **pp, const char *e)
                 else
                     tj_push(v, val);
                 p = tj_ws(p, e);
-                REQUIRE(p < e, "test parser: unexpected end");
+                REQUIREF(p < e, "test parser: unexpected end");
                 if (*p == ',') {
                     p = tj_ws(p + 1, e);
                     continue;
                 }
-                REQUIRE(*p == close, "test parser: '%c' expected", close);
+                REQUIREF(*p == close, "test parser: '%c' expected", close);
                 p++;
                 break;
             }
@@ -255,43 +218,28 @@ static tj *tj_parse_value(const char **pp, const char *e)
         while (p < e && !strchr(",]} \t\r\n", *p))
             p++;
         v->n = (size_t)(p - v->s);
-        REQUIRE(v->n > 0, "test parser: value expected");
+        REQUIREF(v->n > 0, "test parser: value expected");
     }
     *pp = p;
     return v;
 }
 
-/* Parses text (copied into the arena, so the tree does not point at it). */
-static tj *tj_parse(const char *text, size_t n)
+tj *tj_parse(const char *text, size_t n)
 {
     const char *s = tj_strndup(text, n);
     const char *p = s;
     tj *v = tj_parse_value(&p, s + n);
-    REQUIRE(tj_ws(p, s + n) == s + n, "test parser: trailing bytes");
+    REQUIREF(tj_ws(p, s + n) == s + n, "test parser: trailing bytes");
     return v;
 }
 
-static tj *tj_parse0(const char *text) { return tj_parse(text, strlen(text)); }
-
-/* ---- random numbers (xorshift64*) */
-
-static uint64_t tj_rnd(uint64_t *s)
-{
-    uint64_t x = *s;
-    x ^= x >> 12;
-    x ^= x << 25;
-    x ^= x >> 27;
-    *s = x;
-    return x * 0x2545F4914F6CDD1Dull;
-}
-
-static uint64_t tj_below(uint64_t *s, uint64_t n) { return n ? tj_rnd(s) % n : 0; }
+tj *tj_parse0(const char *text) { return tj_parse(text, strlen(text)); }
 
 /* ---- the writer */
 
 typedef struct {
     uint8_t *w, *end;
-    uint64_t rng;
+    rng_state rng;
     bool pretty;   /* whitespace (of all four kinds) between tokens */
     int esc_keys;  /* per mille: chance to \u-escape each character of a key */
     int esc_vals;  /* the same for string values */
@@ -299,7 +247,7 @@ typedef struct {
 
 static void tw_byte(tj_writer *o, uint8_t c)
 {
-    REQUIRE(o->w < o->end, "test writer: output full");
+    REQUIREF(o->w < o->end, "test writer: output full");
     *o->w++ = c;
 }
 
@@ -314,11 +262,11 @@ static void tw_ws(tj_writer *o)
     if (!o->pretty)
         return;
     /* often nothing, sometimes a run; every kind of whitespace appears */
-    int k = (int)tj_below(&o->rng, 6);
+    int k = (int)rng_below(&o->rng, 6);
     if (k > 3)
         k = 0;
     for (int i = 0; i < k; i++)
-        tw_byte(o, (uint8_t)" \t\n\r"[tj_below(&o->rng, 4)]);
+        tw_byte(o, (uint8_t)" \t\n\r"[rng_below(&o->rng, 4)]);
 }
 
 static void tw_hex4(tj_writer *o, unsigned u)
@@ -327,7 +275,7 @@ static void tw_hex4(tj_writer *o, unsigned u)
     tw_byte(o, '\\');
     tw_byte(o, 'u');
     for (int sh = 12; sh >= 0; sh -= 4)
-        tw_byte(o, (uint8_t)(tj_below(&o->rng, 2) ? lo : up)[(u >> sh) & 15]);
+        tw_byte(o, (uint8_t)(rng_below(&o->rng, 2) ? lo : up)[(u >> sh) & 15]);
 }
 
 static void tw_string(tj_writer *o, const char *s, size_t n, int permille)
@@ -335,7 +283,7 @@ static void tw_string(tj_writer *o, const char *s, size_t n, int permille)
     tw_byte(o, '"');
     for (size_t i = 0; i < n;) {
         uint8_t c = (uint8_t)s[i];
-        bool esc = permille > 0 && (int)tj_below(&o->rng, 1000) < permille;
+        bool esc = permille > 0 && (int)rng_below(&o->rng, 1000) < permille;
         if (c == '\\') { /* an escape already written: keep it whole */
             size_t k = (i + 1 < n && s[i + 1] == 'u') ? 6 : 2;
             if (k > n - i)
@@ -409,20 +357,18 @@ static void tw_value(tj_writer *o, const tj *v)
     }
 }
 
-/* Writes v as a whole JSON text into [buf, buf+cap); returns its length. */
-static size_t tj_write(const tj *v, uint8_t *buf, size_t cap, uint64_t seed, bool pretty,
+size_t tj_write(const tj *v, uint8_t *buf, size_t cap, uint64_t seed, bool pretty,
                        int esc_keys, int esc_vals)
 {
-    tj_writer o = {buf, buf + cap, seed | 1, pretty, esc_keys, esc_vals};
+    tj_writer o = {buf, buf + cap, {seed | 1}, pretty, esc_keys, esc_vals};
     tw_ws(&o);
     tw_value(&o, v);
     tw_ws(&o);
     return (size_t)(o.w - buf);
 }
 
-static size_t tj_write_compact(const tj *v, uint8_t *buf, size_t cap)
+size_t tj_write_compact(const tj *v, uint8_t *buf, size_t cap)
 {
     return tj_write(v, buf, cap, 1, false, 0, 0);
 }
 
-#endif

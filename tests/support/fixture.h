@@ -1,0 +1,33 @@
+/* fixture.h: memory that lives until the test's teardown.
+ *
+ * A test's buffers and arenas come from fx_alloc and go in fx_teardown, the
+ * checked teardown of the test cases that use them (su_tcase(..., setup,
+ * fx_teardown, ...)), so each test's process ends with nothing allocated and
+ * LeakSanitizer reports only real leaks. Not thread-safe. */
+#ifndef TR_TEST_FIXTURE_H
+#define TR_TEST_FIXTURE_H
+
+#include <stddef.h>
+
+#include "arena.h"
+
+/* n bytes (uninitialised), or the test fails. */
+void *fx_alloc(size_t n);
+
+/* The same zeroed. */
+void *fx_zalloc(size_t n);
+
+/* The same, and release(p) is called before p is freed (an object that
+ * owns more memory frees it there). */
+void *fx_alloc_owner(size_t n, void (*release)(void *p));
+
+/* An arena over fx_alloc(cap). */
+void fx_arena(ar_arena *a, size_t cap);
+
+/* Frees p (from one of the above) before the teardown. NULL is ignored. */
+void fx_free(void *p);
+
+/* Frees everything still allocated, newest first. */
+void fx_teardown(void);
+
+#endif
