@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # test_parts.sh: make test. First BUILD_PART builds everything the parts run
-# (make -jJOBS), then the parts run JOBS at a time, in the order given (put
-# the longest first), each into its own log under LOGS. A part runs to its
-# end even when another failed (or the build did: a part then builds what it
-# needs itself). As each part ends, one line says how it went and how long
-# it took; a failed part's log follows. The last line: "make test: N passed,
-# M failed" over the build and the parts, the failed ones named; exits 1
-# when any failed.
+# (make -jJOBS), then the parts run JOBS at a time (each with make -jJOBS),
+# in the order given (put the longest first), each into its own log under
+# LOGS. A part runs to its end even when another failed (or the build did:
+# a part then builds what it needs itself). As each part ends, one line says
+# how it went and how long it took; a failed part's log follows. The last
+# line: "make test: N passed, M failed" over the build and the parts, the
+# failed ones named; exits 1 when any failed.
 # Usage: scripts/test_parts.sh MAKE JOBS LOGS BUILD_PART PART...
 set -uo pipefail
 make_cmd=$1 jobs=$2 logs=$3 build_part=$4
@@ -38,7 +38,7 @@ report "$build_part" $? $((SECONDS - start))
 run() {
     (
         start=$SECONDS
-        $make_cmd --no-print-directory "$1" >"$logs/$1.log" 2>&1
+        $make_cmd --no-print-directory -j"$jobs" "$1" >"$logs/$1.log" 2>&1
         rc=$?
         echo "$rc $((SECONDS - start))" >"$logs/$1.done.tmp"
         mv "$logs/$1.done.tmp" "$logs/$1.done"
