@@ -333,20 +333,22 @@ include mk/grpc.mk
 include mk/scale.mk
 include mk/install.mk
 
-# ---- any schema: every tests/models/*.schema generated, built (gcc, and
-# clang for the fuzzers), and put through what holds for any schema: the
-# generic suite (tests/unit/test_model.c) and the fuzz harnesses of
-# tests/fuzz/fuzz_model.c. Objects under build/models/<name>; the runtime's
-# are the main build's and the fuzz build's (RT_BUILD, FUZZ_RT), compiled
-# once. One schema: make model-check SCHEMA=F BUILD=D [FUZZ_DIR=D/fuzz]
+# ---- any schema: every tests/models/*.schema generated, built once (with
+# clang, ASan, UBSan and the fuzzers' coverage, as the fuzz build), and put
+# through what holds for any schema: the generic suites (tests/unit/
+# test_model.c, test_rules_model.c) and the fuzz harnesses of
+# tests/fuzz/fuzz_model.c. Everything under build/models/<name>, but the
+# runtime's objects, which are the fuzz build's (RT_BUILD=build/fuzz),
+# compiled once. One schema: make model-check SCHEMA=F BUILD=D (the runtime
+# then compiled in D too).
 MODELS := $(sort $(wildcard tests/models/*.schema))
 .PHONY: test-models models-build model-check model-build model-fuzz-bins
 
 # for_models TARGET: TARGET made for each schema, one after another.
 for_models = @set -e; for m in $(MODELS); do n=$$(basename $$m .schema); \
 	  echo "== schema $$m"; \
-	  $(MAKE) --no-print-directory SCHEMA=$$m BUILD=build/models/$$n RT_BUILD=$(BUILD) \
-	    FUZZ_DIR=build/models/$$n/fuzz FUZZ_RT=$(FUZZ_DIR) $(1); done
+	  $(MAKE) --no-print-directory SCHEMA=$$m BUILD=build/models/$$n RT_BUILD=$(FUZZ_DIR) \
+	    $(1); done
 
 test-models:
 	$(call for_models,model-check)
@@ -354,16 +356,21 @@ test-models:
 models-build:
 	$(call for_models,model-build)
 
-FUZZ_RT ?= $(FUZZ_DIR)
-model-build: $(MODEL_TESTS)
-	$(MAKE) --no-print-directory BUILD=$(FUZZ_DIR) RT_BUILD=$(FUZZ_RT) OPT=-O1 CC=$(FUZZ_CC) \
-	  SANFLAGS="$(FUZZ_SAN)" MODEL_ONLY=1 model-fuzz-bins
+# model-build and model-check make themselves again with the fuzz build's
+# flags (MODEL_ONLY=1), then build the suites and the harnesses there.
+ifeq ($(MODEL_ONLY),)
+model-build model-check:
+	$(MAKE) --no-print-directory OPT=-O1 CC=$(FUZZ_CC) SANFLAGS="$(FUZZ_SAN)" MODEL_ONLY=1 \
+	  FUZZ_DIR=$(BUILD) $@
+else
+model-build: $(MODEL_TESTS) model-fuzz-bins
 
 model-check: model-build
 	@set -e; for t in $(MODEL_TESTS); do $$t; done
 	rm -rf $(FUZZ_DIR)/seeds
 	ASAN_OPTIONS=detect_leaks=0 $(FUZZ_DIR)/bin/seeds $(FUZZ_DIR)/seeds
 	$(MAKE) -k --no-print-directory $(MODEL_FUZZ:%=fuzz-smoke-%)
+endif
 
 # ---- fuzzing (tests/fuzz): one libFuzzer binary per build, bin/fuzz,
 # holds every harness; each runs as bin/fuzz_<harness>, a link to it (the
