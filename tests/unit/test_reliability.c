@@ -184,9 +184,12 @@ END_TEST
 
 /* Decode and validate (the paths of judge --reader decode, --verify schema
  * and check --level schema) a message whose 65 536 map keys collide under
- * the old hash and one with random keys: the same cost within 3x. Each is
- * timed 5 times, alternately, and the fastest of each compared, so a noisy
- * machine does not flake it; the old hash took about 1000x. */
+ * the old hash and one with random keys: colliding keys cost at most 3x
+ * what random ones do (the old hash took about 1000x). Each is timed 5
+ * times, alternately, and the fastest of each compared, so a noisy machine
+ * does not flake it. Only that side is the threat: with make test's parts
+ * running two at a time, random keys once came out 5.8x slower than
+ * colliding ones, which a lower bound failed on. */
 START_TEST(flood_costs_what_random_keys_cost)
 {
     size_t len[2];
@@ -227,7 +230,7 @@ START_TEST(flood_costs_what_random_keys_cost)
         double r = (double)best[w][1] / (double)best[w][0];
         fprintf(stderr, "flood, %d keys, %s: random %.2f ms, colliding %.2f ms (%.2fx)\n",
                 FLOOD_KEYS, what[w], best[w][0] / 1e6, best[w][1] / 1e6, r);
-        ck_assert_msg(r < 3 && r > 1.0 / 3, "%s: colliding keys cost %.2fx random ones", what[w], r);
+        ck_assert_msg(r < 3, "%s: colliding keys cost %.2fx random ones", what[w], r);
     }
     /* A repeat among the colliding keys is still found. */
     uint8_t *m = msg[1] + FR_HEADER_LEN;
