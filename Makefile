@@ -259,9 +259,11 @@ test-gen: deps
 # test-unit runs every suite, and the end-to-end scripts, each as a target
 # of its own (unit-<name>), so that make -j2 runs two at a time. A run's
 # output goes to $(BUILD)/tests/logs/<name>.log and is printed in one piece
-# when it ends, headed by the run, its time, and FAILED when it failed. The
-# slowest are listed first, so that they start first.
-UNIT_FIRST := test_optics_messages test_optics_corruptions test_optics_prefixes test_decode e2e
+# when it ends, headed by the run, its time (elapsed, and CPU: user and
+# system, its children's too), and FAILED when it failed. The slowest are
+# listed first, so that they start first.
+UNIT_FIRST := test_optics_corruptions test_decode e2e test_optics_messages test_optics_prefixes \
+              test_oracle test_optics_threats test_valid
 UNIT_NAMES := $(TEST_BIN:$(BUILD)/tests/%=%) e2e e2e_reliability
 UNIT_RUNS := $(addprefix unit-,$(foreach n,$(UNIT_FIRST),$(filter $(n),$(UNIT_NAMES))) \
              $(filter-out $(UNIT_FIRST),$(UNIT_NAMES)))
@@ -278,11 +280,10 @@ unit-e2e_reliability: $(BUILD)/triage-demo
 	@$(call unit_run,tests/e2e/reliability.sh $(BUILD)/triage-demo)
 
 define unit_run
-mkdir -p $(BUILD)/tests/logs; log=$(BUILD)/tests/logs/$(@:unit-%=%).log; t0=$$(date +%s%N); \
-if $(1) >$$log 2>&1; then bad=; else bad=": FAILED (exit $$?)"; fi; \
-ds=$$(( ($$(date +%s%N) - t0) / 100000000 )); \
-out=$$(printf '== %s (%d.%d s)%s\n' "$(1)" $$((ds / 10)) $$((ds % 10)) "$$bad"; cat $$log); \
-printf '%s\n' "$$out"; [ -z "$$bad" ]
+mkdir -p $(BUILD)/tests/logs; log=$(BUILD)/tests/logs/$(@:unit-%=%).log; TIMEFORMAT='%R %U %S'; \
+if { time $(1) >$$log 2>&1; } 2>$$log.time; then bad=; else bad=": FAILED (exit $$?)"; fi; \
+took=$$(awk '{ printf "%.1f s, %.1f s CPU", $$1, $$2 + $$3 }' $$log.time); \
+out=$$(printf '== %s (%s)%s\n' "$(1)" "$$took" "$$bad"; cat $$log); printf '%s\n' "$$out"; [ -z "$$bad" ]
 endef
 
 # The sanitizer build: clang, ASan and UBSan, in build/san (test-san,
