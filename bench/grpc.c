@@ -982,7 +982,8 @@ int bench_grpc(const bn_opts *o)
  * resident memory. Latency: 1 or 8 calls on one connection that each send an
  * empty request message and wait for its answer (a message the rules keep)
  * before the next, directly or through one worker, unpinned; the added
- * latency is the difference of the percentiles. */
+ * latency is the difference of the percentiles. TRIAGE_GRPC_SCALE=latency
+ * in the environment runs the latency rows alone, =throughput the others. */
 
 #define SCALE_MAX_WORKERS 16
 #define SCALE_CONNS 8
@@ -1285,7 +1286,11 @@ int bench_grpc_scale(const bn_opts *o)
                "median of %d\n  %-7s %7s %7s %5s %9s\n",
                (unsigned long long)count, maxw, listed[0], listed[ncpu - 1], reps, "case",
                "workers", "streams", "conns", "msgs/s");
-    for (size_t si = 0; si < sizeof streams / sizeof streams[0] && rc == 0; si++) {
+    /* TRIAGE_GRPC_SCALE=latency: the latency rows alone; =throughput: those alone */
+    const char *only = getenv("TRIAGE_GRPC_SCALE");
+    bool lat_only = only != NULL && strcmp(only, "latency") == 0;
+    bool thr_only = only != NULL && strcmp(only, "throughput") == 0;
+    for (size_t si = 0; si < sizeof streams / sizeof streams[0] && rc == 0 && !lat_only; si++) {
         scale_row r[SCALE_MAX_WORKERS + 1][REPS];
         int conns = streams[si] < SCALE_CONNS ? streams[si] : SCALE_CONNS;
         for (int rep = 0; rep < reps && rc == 0; rep++)
@@ -1309,7 +1314,7 @@ int bench_grpc_scale(const bn_opts *o)
         cpus[i] = -1;
     size_t rounds = o->quick ? 2000 : 40000;
     static const int lat_streams[] = {1, 8};
-    for (size_t li = 0; li < 2 && rc == 0; li++) {
+    for (size_t li = 0; li < 2 && rc == 0 && !thr_only; li++) {
         double p50[2][REPS], p99[2][REPS];
         size_t samples = 0;
         for (int rep = 0; rep < reps && rc == 0; rep++)

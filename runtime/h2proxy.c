@@ -1923,6 +1923,19 @@ static bool take(hp_conn *c, const uint8_t *p, size_t n)
     return true;
 }
 
+/* nghttp2 read what a read brought: the ring goes back as far as it can,
+ * and the connection is pumped when its session has frames to send (its
+ * SETTINGS or PING acknowledgements, WINDOW_UPDATEs) or nothing more to
+ * read (it ended); what the read brought for other connections marked
+ * those, which are pumped without waiting behind this one. */
+static void read_done(hp_conn *c)
+{
+    c->parsed = c->ring.consumed + c->ring.len;
+    conn_advance(c);
+    if (nghttp2_session_want_write(c->s) || !nghttp2_session_want_read(c->s))
+        mark_dirty(c);
+}
+
 /* The most the next read may take, at most room: no further than a point
  * where the connection's sender, or the sender of the stream whose DATA
  * came last, may have stopped for want of window. Such a read ends where
@@ -2139,9 +2152,7 @@ static int framed_read(hp_conn *c)
         if (!take(c, iov[i].iov_base, g))
             return -1;
     }
-    c->parsed = c->ring.consumed + c->ring.len;
-    conn_advance(c);
-    mark_dirty(c);
+    read_done(c);
     if (got < f.left)
         c->framed = true; /* on to the frame's end */
     else /* it may cut the next message too (the next header, when it came, lies beside the ring) */
@@ -2197,9 +2208,7 @@ static void conn_read(hp_conn *c)
          * only up to parsed: the bytes of this read are not yet read. */
         if (!take(c, w, (size_t)r))
             return;
-        c->parsed = c->ring.consumed + c->ring.len;
-        conn_advance(c);
-        mark_dirty(c);
+        read_done(c);
         bool edge = false;
         if (by >= 0 && (size_t)r == want) {
             hp_window *bw = by == 0 ? &c->win : NULL;
