@@ -52,6 +52,15 @@
 #include "skip.h"
 #include "triage.h"
 
+/* The process's CPU time (user and system), seconds. */
+static double proc_cpu_s(void)
+{
+    struct rusage u;
+    getrusage(RUSAGE_SELF, &u);
+    return (double)u.ru_utime.tv_sec + (double)u.ru_utime.tv_usec / 1e6 +
+           (double)u.ru_stime.tv_sec + (double)u.ru_stime.tv_usec / 1e6;
+}
+
 #define POOL 256
 #define REPS 3 /* each row's reps (1 with --quick); the median is reported */
 #define PATH "/triage.Bench/Stream"
@@ -672,6 +681,7 @@ typedef struct {
     uint64_t seen, warm, count;
     hp_stats at;     /* the engine's counters when the warm-up ended */
     ct_allocs ct_at; /* and the process's mallocs */
+    double cpu_at;   /* and its CPU time */
     hp_stats s1, s2; /* when half, and nine tenths, of the timed run passed */
     ct_allocs ct1, ct2;
 } judge_ctx;
@@ -684,6 +694,7 @@ static int judge(void *ctx, const hp_message *m, char *why, size_t whylen)
     if (++j->seen == j->warm) {
         j->at = *hp_stats_of(j->e);
         j->ct_at = ct_now();
+        j->cpu_at = proc_cpu_s();
     } else if (j->count > 0 && j->seen == j->warm + j->count / 2) {
         j->s1 = *hp_stats_of(j->e);
         j->ct1 = ct_now();
@@ -703,6 +714,7 @@ static int judge(void *ctx, const hp_message *m, char *why, size_t whylen)
 typedef struct {
     hp_stats at, end, s1, s2;
     ct_allocs ct_at, ct_end, ct1, ct2;
+    double cpu_at, cpu_end;
     uint64_t seen;
     int ok;
 } proxy_report;
@@ -744,6 +756,8 @@ static void proxy_child(int lfd, uint16_t server_port, bench_case c, const po_po
     rep.ct2 = j.ct2;
     rep.ct_at = j.ct_at;
     rep.ct_end = ct_now();
+    rep.cpu_at = j.cpu_at;
+    rep.cpu_end = proc_cpu_s();
     rep.seen = j.seen;
     rep.ok = 1;
 out:
@@ -908,6 +922,9 @@ static void print_row(const bn_opts *o, bench_case c, int streams, uint64_t coun
                    s_mallocs, (unsigned long long)(p->s2.allocations - p->s1.allocations),
                    (unsigned long long)(p->s2.h2_allocations - p->s1.h2_allocations));
         }
+        if (r->has_proxy)
+            printf(",\"proxy_cpu_us_per_msg\":%.3f",
+                   (r->rep.cpu_end - r->rep.cpu_at) / (double)count * 1e6);
         printf("}\n");
     } else if (r->has_proxy) {
         printf("  %-7s %7d %9.0f %8.1f %7llu %12.2f %11.4f %11.4f %8.2f %9.4f   (%.0f-%.0f "

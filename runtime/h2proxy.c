@@ -2216,7 +2216,10 @@ static void conn_read(hp_conn *c)
             if (h != NULL)
                 bw = &h->win;
             if (bw != NULL) {
-                edge = bw->rx == by_rx + want; /* it ended at the edge (only DATA bytes read) */
+                /* it ended at the edge (only DATA bytes read), and so did
+                 * a frame: a frame that goes on was sent past it, so the
+                 * sender did not stop there */
+                edge = bw->rx == by_rx + want && c->w.left == 0;
                 win_strike(bw, by_rx);
             }
         }
