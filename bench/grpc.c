@@ -19,7 +19,10 @@
  * The proxy's copies and allocations per message are those of the timed run
  * (the judge takes a snapshot when the warm-up's last message passes):
  * engine and nghttp2 counters, and every malloc of the proxy process
- * (counters.h), the calls' own allocations included. */
+ * (counters.h), the connection's and the calls' own allocations included;
+ * and those of its steady state, from half of the timed run's messages to
+ * nine tenths (the free lists have grown to what the calls in flight need
+ * at once by then; snapshots when those messages pass the judge). */
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -48,6 +51,15 @@
 #include "policy.h"
 #include "reader.h"
 #include "skip.h"
+
+/* The process's CPU time (user and system), seconds. */
+static double proc_cpu_s(void)
+{
+    struct rusage u;
+    getrusage(RUSAGE_SELF, &u);
+    return (double)u.ru_utime.tv_sec + (double)u.ru_utime.tv_usec / 1e6 +
+           (double)u.ru_stime.tv_sec + (double)u.ru_stime.tv_usec / 1e6;
+}
 
 #define POOL 256
 #define REPS 3 /* each row's reps (1 with --quick); the median is reported */
@@ -666,9 +678,12 @@ typedef struct {
     po_policy policy;
     rd_reader *rd;
     hp_engine *e;
-    uint64_t seen, warm;
+    uint64_t seen, warm, count;
     hp_stats at;     /* the engine's counters when the warm-up ended */
     ct_allocs ct_at; /* and the process's mallocs */
+    double cpu_at;   /* and its CPU time */
+    hp_stats s1, s2; /* when half, and nine tenths, of the timed run passed */
+    ct_allocs ct1, ct2;
 } judge_ctx;
 
 static int judge(void *ctx, const hp_message *m, char *why, size_t whylen)
@@ -679,6 +694,13 @@ static int judge(void *ctx, const hp_message *m, char *why, size_t whylen)
     if (++j->seen == j->warm) {
         j->at = *hp_stats_of(j->e);
         j->ct_at = ct_now();
+        j->cpu_at = proc_cpu_s();
+    } else if (j->count > 0 && j->seen == j->warm + j->count / 2) {
+        j->s1 = *hp_stats_of(j->e);
+        j->ct1 = ct_now();
+    } else if (j->count > 0 && j->seen == j->warm + j->count - j->count / 10) {
+        j->s2 = *hp_stats_of(j->e);
+        j->ct2 = ct_now();
     }
     if (j->c == CASE_RELAY)
         return HP_KEEP;
@@ -690,18 +712,19 @@ static int judge(void *ctx, const hp_message *m, char *why, size_t whylen)
 
 /* What the proxy child reports through its pipe when it stops. */
 typedef struct {
-    hp_stats at, end;
-    ct_allocs ct_at, ct_end;
+    hp_stats at, end, s1, s2;
+    ct_allocs ct_at, ct_end, ct1, ct2;
+    double cpu_at, cpu_end;
     uint64_t seen;
     int ok;
 } proxy_report;
 
 static void proxy_child(int lfd, uint16_t server_port, bench_case c, const po_policy *pol,
-                        uint64_t warm, int out)
+                        uint64_t warm, uint64_t count, int out)
 {
     proxy_report rep;
     memset(&rep, 0, sizeof rep);
-    judge_ctx j = {.c = c, .policy = *pol, .warm = warm};
+    judge_ctx j = {.c = c, .policy = *pol, .warm = warm, .count = count};
     sigset_t set;
     sigemptyset(&set);
     sigaddset(&set, SIGTERM);
@@ -727,8 +750,14 @@ static void proxy_child(int lfd, uint16_t server_port, bench_case c, const po_po
     }
     rep.at = j.at;
     rep.end = *hp_stats_of(j.e);
+    rep.s1 = j.s1;
+    rep.s2 = j.s2;
+    rep.ct1 = j.ct1;
+    rep.ct2 = j.ct2;
     rep.ct_at = j.ct_at;
     rep.ct_end = ct_now();
+    rep.cpu_at = j.cpu_at;
+    rep.cpu_end = proc_cpu_s();
     rep.seen = j.seen;
     rep.ok = 1;
 out:
@@ -818,7 +847,7 @@ static bool run_row(bench_case c, int streams, uint64_t count, uint16_t server_p
         pid = fork();
         if (pid == 0) {
             close(pfd[0]);
-            proxy_child(lfd, server_port, c, pol, warm, pfd[1]);
+            proxy_child(lfd, server_port, c, pol, warm, count, pfd[1]);
         }
         close(lfd);
         close(pfd[1]);
@@ -856,13 +885,18 @@ static void print_row(const bn_opts *o, bench_case c, int streams, uint64_t coun
     double mps = (double)count / r->seconds;
     double lo = (double)count / reps[n - 1].seconds, hi = (double)count / reps[0].seconds;
     double mbps = (double)count * frame_avg / r->seconds / 1e6;
-    double copied = 0, allocs = 0, h2 = 0, mallocs = 0;
+    double copied = 0, allocs = 0, h2 = 0, mallocs = 0, s_copied = 0, s_allocs = 0, s_mallocs = 0;
     if (r->has_proxy) {
         const proxy_report *p = &r->rep;
         copied = (double)(p->end.bytes_copied - p->at.bytes_copied) / (double)count;
         allocs = (double)(p->end.allocations - p->at.allocations) / (double)count;
         h2 = (double)(p->end.h2_allocations - p->at.h2_allocations) / (double)count;
         mallocs = (double)(p->ct_end.allocs - p->ct_at.allocs) / (double)count;
+        double mid = (double)(count - count / 10 - count / 2); /* the steady state's messages */
+        s_copied = (double)(p->s2.bytes_copied - p->s1.bytes_copied) / mid;
+        s_allocs = (double)(p->s2.allocations + p->s2.h2_allocations - p->s1.allocations -
+                            p->s1.h2_allocations) / mid;
+        s_mallocs = (double)(p->ct2.allocs - p->ct1.allocs) / mid;
     }
     if (o->json) {
         printf("{\"bench\":\"grpc\",\"case\":\"%s\",\"streams\":%d,\"messages\":%llu,"
@@ -876,21 +910,31 @@ static void print_row(const bn_opts *o, bench_case c, int streams, uint64_t coun
             printf(",\"bytes_copied_per_msg\":%.2f,\"allocs_per_msg\":%.4f,"
                    "\"engine_allocs_per_msg\":%.4f,\"h2_allocs_per_msg\":%.4f,"
                    "\"mallocs_per_msg\":%.4f,\"peak_held_bytes\":%llu,\"bytes_copied\":%llu,"
-                   "\"messages_copied\":%llu,\"mallocs\":%llu",
+                   "\"messages_copied\":%llu,\"messages_placed\":%llu,\"mallocs\":%llu,"
+                   "\"steady_bytes_copied_per_msg\":%.2f,\"steady_allocs_per_msg\":%.4f,"
+                   "\"steady_mallocs_per_msg\":%.4f,\"steady_engine_allocs\":%llu,"
+                   "\"steady_h2_allocs\":%llu",
                    copied, allocs + h2, allocs, h2, mallocs, (unsigned long long)p->end.peak_held,
                    (unsigned long long)(p->end.bytes_copied - p->at.bytes_copied),
                    (unsigned long long)(p->end.messages_copied - p->at.messages_copied),
-                   (unsigned long long)(p->ct_end.allocs - p->ct_at.allocs));
+                   (unsigned long long)(p->end.messages_placed - p->at.messages_placed),
+                   (unsigned long long)(p->ct_end.allocs - p->ct_at.allocs), s_copied, s_allocs,
+                   s_mallocs, (unsigned long long)(p->s2.allocations - p->s1.allocations),
+                   (unsigned long long)(p->s2.h2_allocations - p->s1.h2_allocations));
         }
+        if (r->has_proxy)
+            printf(",\"proxy_cpu_us_per_msg\":%.3f",
+                   (r->rep.cpu_end - r->rep.cpu_at) / (double)count * 1e6);
         printf("}\n");
     } else if (r->has_proxy) {
-        printf("  %-7s %7d %9.0f %8.1f %7llu %12.2f %11.4f %11.4f   (%.0f-%.0f msgs/s)\n",
+        printf("  %-7s %7d %9.0f %8.1f %7llu %12.2f %11.4f %11.4f %8.2f %9.4f   (%.0f-%.0f "
+               "msgs/s)\n",
                case_names[c], streams, mps, mbps, (unsigned long long)r->kept, copied,
-               allocs + h2, mallocs, lo, hi);
+               allocs + h2, mallocs, s_copied, s_mallocs, lo, hi);
     } else {
-        printf("  %-7s %7d %9.0f %8.1f %7llu %12s %11s %11s   (%.0f-%.0f msgs/s)\n",
-               case_names[c], streams, mps, mbps, (unsigned long long)r->kept, "-", "-", "-", lo,
-               hi);
+        printf("  %-7s %7d %9.0f %8.1f %7llu %12s %11s %11s %8s %9s   (%.0f-%.0f msgs/s)\n",
+               case_names[c], streams, mps, mbps, (unsigned long long)r->kept, "-", "-", "-",
+               "-", "-", lo, hi);
     }
     fflush(stdout);
 }
@@ -914,10 +958,12 @@ int bench_grpc(const bn_opts *o)
     static const int streams[] = {1, 8, 64};
     if (!o->json)
         printf("grpc: %llu messages of %.0f B on average per row, server to client through the "
-               "proxy (responses judged with the default rules), one connection; median of %d\n"
-               "  %-7s %7s %9s %8s %7s %12s %11s %11s\n",
+               "proxy (responses judged with the default rules), one connection; median of %d;\n"
+               "copies and allocations per message of the timed run (its connection and calls "
+               "included), then of its steady state (from half its messages to nine tenths)\n"
+               "  %-7s %7s %9s %8s %7s %12s %11s %11s %8s %9s\n",
                (unsigned long long)count, frame_avg, reps, "case", "streams", "msgs/s", "MB/s",
-               "kept", "copied B/msg", "allocs/msg", "mallocs/msg");
+               "kept", "copied B/msg", "allocs/msg", "mallocs/msg", "steady B", "mallocs");
     int rc = 0;
     for (size_t si = 0; si < sizeof streams / sizeof streams[0]; si++) {
         /* the cases take turns, so that each rep of each sees the same machine */
@@ -953,7 +999,8 @@ int bench_grpc(const bn_opts *o)
  * resident memory. Latency: 1 or 8 calls on one connection that each send an
  * empty request message and wait for its answer (a message the rules keep)
  * before the next, directly or through one worker, unpinned; the added
- * latency is the difference of the percentiles. */
+ * latency is the difference of the percentiles. TRIAGE_GRPC_SCALE=latency
+ * in the environment runs the latency rows alone, =throughput the others. */
 
 #define SCALE_MAX_WORKERS 16
 #define SCALE_CONNS 8
@@ -1256,7 +1303,11 @@ int bench_grpc_scale(const bn_opts *o)
                "median of %d\n  %-7s %7s %7s %5s %9s\n",
                (unsigned long long)count, maxw, listed[0], listed[ncpu - 1], reps, "case",
                "workers", "streams", "conns", "msgs/s");
-    for (size_t si = 0; si < sizeof streams / sizeof streams[0] && rc == 0; si++) {
+    /* TRIAGE_GRPC_SCALE=latency: the latency rows alone; =throughput: those alone */
+    const char *only = getenv("TRIAGE_GRPC_SCALE");
+    bool lat_only = only != NULL && strcmp(only, "latency") == 0;
+    bool thr_only = only != NULL && strcmp(only, "throughput") == 0;
+    for (size_t si = 0; si < sizeof streams / sizeof streams[0] && rc == 0 && !lat_only; si++) {
         scale_row r[SCALE_MAX_WORKERS + 1][REPS];
         int conns = streams[si] < SCALE_CONNS ? streams[si] : SCALE_CONNS;
         for (int rep = 0; rep < reps && rc == 0; rep++)
@@ -1280,7 +1331,7 @@ int bench_grpc_scale(const bn_opts *o)
         cpus[i] = -1;
     size_t rounds = o->quick ? 2000 : 40000;
     static const int lat_streams[] = {1, 8};
-    for (size_t li = 0; li < 2 && rc == 0; li++) {
+    for (size_t li = 0; li < 2 && rc == 0 && !thr_only; li++) {
         double p50[2][REPS], p99[2][REPS];
         size_t samples = 0;
         for (int rep = 0; rep < reps && rc == 0; rep++)

@@ -38,7 +38,8 @@ static void help(FILE *f)
             "                         [--direction requests|responses|both]\n"
             "                         [--reader optics|decode|none] [--verify off|json|schema]\n"
             "                         [--grpc-encoding identity|gzip] [--grace MS]\n"
-            "                         [--connect-timeout MS] [--workers N] [--json]\n"
+            "                         [--connect-timeout MS] [--idle-timeout SECONDS]\n"
+            "                         [--workers N] [--json]\n"
             "\n"
             "A gRPC proxy: accepts HTTP/2 cleartext (prior knowledge, as gRPC clients\n"
             "use on insecure channels), prints 'listening HOST:PORT' (port 0: an\n"
@@ -61,6 +62,9 @@ static void help(FILE *f)
             "                      finish before they are cancelled (default 5000)\n"
             "  --connect-timeout MS  how long a connection to the server may take to\n"
             "                      open before the calls waiting get UNAVAILABLE (10000)\n"
+            "  --idle-timeout SECONDS  a client connection with no call open for this long\n"
+            "                      is closed (GOAWAY, then the connection; default 300;\n"
+            "                      0: never)\n"
             "  --workers N         N event loops on N threads, each with its own listening\n"
             "                      socket on the same port (SO_REUSEPORT: the kernel spreads\n"
             "                      connections, a connection's calls stay on one) and its\n"
@@ -192,6 +196,8 @@ static void print_json(const px_ctx *x, const hp_stats *s, const char *dir, doub
            "\"upstream_connections\":%llu,\"requests\":{\"seen\":%llu,\"kept\":%llu,"
            "\"bytes\":%llu,\"kept_bytes\":%llu},\"responses\":{\"seen\":%llu,\"kept\":%llu,"
            "\"bytes\":%llu,\"kept_bytes\":%llu},\"messages_copied\":%llu,"
+           "\"messages_moved\":%llu,\"messages_placed\":%llu,\"idle_closed\":%llu,"
+           "\"ring_bytes_released\":%llu,"
            "\"engine_allocations\":%llu,\"h2_allocations\":%llu,\"peak_held_bytes\":%llu,"
            "\"inflated\":%llu,\"refused\":%llu,\"workers\":%d,\"per_worker\":[",
            (unsigned long long)s->calls_failed, (unsigned long long)s->calls_cancelled,
@@ -200,7 +206,9 @@ static void print_json(const px_ctx *x, const hp_stats *s, const char *dir, doub
            (unsigned long long)s->bytes[0], (unsigned long long)s->kept_bytes[0],
            (unsigned long long)s->messages[1], (unsigned long long)s->kept[1],
            (unsigned long long)s->bytes[1], (unsigned long long)s->kept_bytes[1],
-           (unsigned long long)s->messages_copied, (unsigned long long)s->allocations,
+           (unsigned long long)s->messages_copied, (unsigned long long)s->messages_moved,
+           (unsigned long long)s->messages_placed, (unsigned long long)s->idle_closed,
+           (unsigned long long)s->ring_bytes_released, (unsigned long long)s->allocations,
            (unsigned long long)s->h2_allocations, (unsigned long long)s->peak_held,
            (unsigned long long)x->inflated, (unsigned long long)x->refused, n);
     for (int i = 0; i < n; i++) {
@@ -233,11 +241,15 @@ static void print_text(const px_ctx *x, const hp_stats *s, const char *dir, doub
     printf("  requests: %llu seen, %llu kept; responses: %llu seen, %llu kept\n",
            (unsigned long long)s->messages[0], (unsigned long long)s->kept[0],
            (unsigned long long)s->messages[1], (unsigned long long)s->kept[1]);
-    printf("  copies: %llu bytes in %llu messages; allocations: %llu (engine %llu, nghttp2 "
+    printf("  copies: %llu bytes in %llu messages (%llu moved out of a stalled stream's way; "
+           "%llu split messages placed without one); allocations: %llu (engine %llu, nghttp2 "
            "%llu); at most %llu bytes held\n",
            (unsigned long long)s->bytes_copied, (unsigned long long)s->messages_copied,
+           (unsigned long long)s->messages_moved, (unsigned long long)s->messages_placed,
            (unsigned long long)x->tally.allocations, (unsigned long long)s->allocations,
            (unsigned long long)s->h2_allocations, (unsigned long long)s->peak_held);
+    printf("  idle connections closed: %llu; ring pages given back: %llu bytes\n",
+           (unsigned long long)s->idle_closed, (unsigned long long)s->ring_bytes_released);
     if (n > 1)
         for (int i = 0; i < n; i++) {
             const hp_stats *t = hp_stats_of(w[i].e);
@@ -336,6 +348,7 @@ int cmd_proxy(int argc, char **argv)
     bool bad = false, json = false, gzip = false;
     vf_level verify = VF_OFF;
     uint64_t grace = 5000, connect_ms = HP_CONNECT_MS, workers = (uint64_t)px_cores();
+    uint64_t idle_s = HP_IDLE_MS / 1000;
     for (int i = 1; i < argc && !bad; i++) {
         const char *v = NULL;
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
@@ -358,6 +371,8 @@ int cmd_proxy(int argc, char **argv)
             bad = bad || !opt_u64("--grace", v, 3600000, &grace);
         } else if (opt_match(argc, argv, &i, "--connect-timeout", &v, &bad)) {
             bad = bad || !opt_count("proxy", "--connect-timeout", v, 3600000, &connect_ms);
+        } else if (opt_match(argc, argv, &i, "--idle-timeout", &v, &bad)) {
+            bad = bad || !opt_u64("--idle-timeout", v, 7 * 24 * 3600, &idle_s);
         } else if (opt_match(argc, argv, &i, "--workers", &v, &bad)) {
             bad = bad || !opt_count("proxy", "--workers", v, PX_MAX_WORKERS, &workers);
         } else if (strcmp(argv[i], "--json") == 0) {
@@ -452,6 +467,7 @@ int cmd_proxy(int argc, char **argv)
             .stop_fd = n == 1 ? sfd : -1,
             .grace_ms = (int)grace,
             .connect_ms = (int)connect_ms,
+            .idle_ms = idle_s > 0 ? (int)(idle_s * 1000) : -1,
         };
         lfd_left--; /* hp_new owns it now, failing or not */
         w[i].e = hp_new(&cfg, err, sizeof err);

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/mman.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -37,6 +38,18 @@
 #define HP_READS 4          /* reads per readiness, so one connection cannot hog the loop */
 #define HP_MSG_SLAB 128     /* message records allocated at a time */
 #define HP_PREFIX 5
+#define HP_FRAME_HD 9       /* an HTTP/2 frame header */
+#define HP_PREFACE 24       /* the client's connection preface */
+#define HP_EDGES 4          /* earlier ends of a sender's window remembered */
+#define HP_STRIKES 4        /* full reads an edge may shorten without the sender reaching it */
+#define HP_HOLES 8          /* messages of one connection with room kept for their rest */
+#define HP_HOLE_READS 256   /* framed reads while room is kept, before it is given up */
+#define HP_PLACE_FRAME 4096 /* the shortest frame whose cut message is placed by reads of a
+                               frame each (shorter: gathered), window edges aside */
+#define HP_CUT_FRAMES 64    /* DATA frames read framed after a sender cut a message */
+#define HP_SIDE (16u * 1024) /* what a framed read puts outside the ring: frame headers, and
+                                the payloads of frames other than DATA */
+#define HP_SWEEP_MS 1000    /* how often quiet connections give their ring's pages back */
 
 /* Free lists, so that the steady state allocates nothing: nghttp2's
  * blocks up to H2_CLASSES x H2_STEP bytes (its frames' queue items, stream
@@ -75,6 +88,10 @@ struct hp_msg {
     uint8_t hdr[HP_PREFIX];
     uint8_t *heap;     /* its own payload buffer (buf_get), or NULL */
     uint32_t heap_cls;
+    bool sized;        /* its prefix came whole: n is known */
+    uint64_t hole_at;  /* room kept in src's ring for its rest: stream offset of its next byte */
+    uint32_t hole_left; /* and bytes of it still to fill (0: none kept) */
+    bool placed;       /* its payload came in parts that reads put back to back */
     bool pinning;      /* its bytes in src's ring are still needed */
     bool in_hold;      /* in src's hold list */
     bool queued;       /* in a half's queue (or being received) */
@@ -87,6 +104,35 @@ typedef struct {
     size_t n, fcap;
 } hp_hdrs;
 
+/* A sender's flow-control window as the receiver sees it, in DATA
+ * payload bytes (padding included) since the stream or connection began:
+ * rx received, allow the most it may have sent once every WINDOW_UPDATE
+ * written so far reaches it, and at[] the earlier values of allow still
+ * ahead of rx. A sender that exhausts its window stops at one of those
+ * points, often inside a message, and goes on in a later DATA frame: the
+ * reads stop there too (read_limit), so that the message's rest can be
+ * placed right after its first part (framed reads). */
+typedef struct {
+    uint64_t rx, allow;
+    uint64_t at[HP_EDGES];
+    uint64_t idle_rx;   /* allow stopped limiting reads while rx stays here */
+    uint8_t n;
+    uint8_t strikes;    /* full reads it shortened in a row without rx moving */
+} hp_window;
+
+/* The HTTP/2 framing of what a connection read so far, walked beside
+ * nghttp2 (which sees the same bytes): where the next frame header starts
+ * and which frame the last bytes read belong to. */
+typedef struct {
+    uint32_t preface;  /* bytes of the client preface still to come */
+    uint32_t len;      /* the current frame's payload length */
+    uint32_t left;     /* payload bytes of the current frame still to come */
+    uint8_t fh[HP_FRAME_HD];
+    uint8_t fh_have;   /* bytes of the next frame header read */
+    uint8_t type, flags;
+    int32_t sid;       /* the current frame (the last header read) */
+} hp_walk;
+
 typedef struct {
     hp_call *call;
     hp_msg *cur;       /* the message being received */
@@ -98,6 +144,7 @@ typedef struct {
     bool ended;        /* the sender ended its side */
     bool deferred;     /* the data source said DEFERRED: resume on more */
     bool out_done;     /* the data source gave EOF */
+    hp_window win;     /* the sender's stream window */
 } hp_half;
 
 struct hp_call {
@@ -124,6 +171,27 @@ struct hp_conn {
     uint32_t events;             /* registered with epoll */
     nghttp2_session *s;
     rb_ring ring;
+    size_t touched;              /* bytes of the ring's first mapping written since its
+                                    pages were last given back */
+    uint64_t reads;              /* reads so far (the sweep sees which were quiet) */
+    uint64_t reads_swept;
+    hp_conn *iprev, *inext;      /* in the idle list (a client's, with no call open) */
+    bool in_idle;
+    bool settings_acked;         /* the peer acknowledged our SETTINGS */
+    uint64_t idle_since;
+    hp_walk w;
+    hp_window win;               /* the peer's connection window */
+    /* framed reads (framing_check): the message whose payload so far ends
+     * at the ring's write position, cut by its frame's end; and those for
+     * whose rest room was kept since (hp_msg.hole_*) */
+    hp_msg *at_head;
+    hp_msg *holes[HP_HOLES];
+    uint8_t nholes;
+    uint32_t hole_reads;         /* framed reads since a message began to wait (none did) */
+    bool framed;                 /* reads go a frame at a time */
+    uint8_t cutting;             /* DATA frames still to read framed (HP_CUT_FRAMES) */
+    bool cut;                    /* a message was gathered during this read */
+    uint8_t hb[HP_FRAME_HD];     /* where a framed read puts the next frame header */
     hp_msg *hh, *ht;             /* hold list: messages pinning the ring, in order */
     hp_call *calls;
     uint64_t nmsgs;              /* live messages that arrived here (it lives while > 0) */
@@ -160,6 +228,12 @@ struct hp_engine {
     nghttp2_mem mem;
     hp_stats st;
     uint64_t held;
+    hp_conn *idle_head, *idle_tail; /* client connections with no call, oldest first */
+    uint64_t idle_ns;          /* 0: never close one */
+    uint64_t sweep_ns;         /* the next sweep */
+    uint64_t reads_swept;      /* e's reads at the last sweep */
+    uint64_t reads;
+    uint8_t side[HP_SIDE];     /* see HP_SIDE */
     uint64_t ncalls;
     bool draining;
     uint64_t drain_ns, deadline_ns;
@@ -312,6 +386,7 @@ static void buf_drop_kept(hp_engine *e)
             e->buf_free[c] = *(void **)b;
             free(b);
         }
+    e->buf_kept_bytes = 0;
 }
 
 /* ---- header blocks (one allocation or two per call, grown by doubling) */
@@ -417,6 +492,105 @@ static void nv_done(nv_list *l)
         free(l->nv);
 }
 
+/* ---- flow-control windows and the framing walk */
+
+static void win_init(hp_window *w, uint64_t allow)
+{
+    memset(w, 0, sizeof *w);
+    w->allow = allow;
+    w->idle_rx = UINT64_MAX;
+}
+
+static void win_pop(hp_window *w, size_t k)
+{
+    memmove(w->at, w->at + k, (w->n - k) * sizeof *w->at);
+    w->n = (uint8_t)(w->n - k);
+}
+
+/* A WINDOW_UPDATE of inc went out: the window's old end stays a point
+ * where the sender may have stopped, until it sent past it. */
+static void win_grant(hp_window *w, uint32_t inc)
+{
+    if (w->allow > w->rx) {
+        if (w->n == HP_EDGES)
+            win_pop(w, 1);
+        w->at[w->n++] = w->allow;
+    }
+    w->allow += inc;
+    w->idle_rx = UINT64_MAX;
+}
+
+/* How many bytes a read may take without passing the next point where the
+ * sender may have stopped (a read of that many holds at most that many
+ * DATA bytes); UINT64_MAX when none lies ahead. */
+static uint64_t win_room(hp_window *w)
+{
+    size_t k = 0;
+    while (k < w->n && w->at[k] <= w->rx)
+        k++;
+    if (k > 0)
+        win_pop(w, k);
+    uint64_t end = w->n > 0 ? w->at[0] : w->allow;
+    if (end <= w->rx || (w->n == 0 && w->rx == w->idle_rx))
+        return UINT64_MAX;
+    return end - w->rx;
+}
+
+/* A read that w's next point shortened took all it asked for. A sender
+ * that came no nearer (it sends other frames, or nothing on this stream)
+ * may never reach that point: after HP_STRIKES such reads in a row it
+ * shortens no more reads. */
+static void win_strike(hp_window *w, uint64_t rx_before)
+{
+    if (w->rx != rx_before) {
+        w->strikes = 0;
+        return;
+    }
+    if (++w->strikes < HP_STRIKES)
+        return;
+    w->strikes = 0;
+    if (w->n > 0)
+        win_pop(w, 1);
+    else
+        w->idle_rx = w->rx;
+}
+
+/* Follows n more bytes of what c read: frame headers, payload lengths, and
+ * the DATA bytes the connection's window counts. */
+static void walk(hp_conn *c, const uint8_t *p, size_t n)
+{
+    hp_walk *w = &c->w;
+    while (n > 0) {
+        size_t t;
+        if (w->preface > 0) {
+            t = n < w->preface ? n : w->preface;
+            w->preface -= (uint32_t)t;
+        } else if (w->left > 0) {
+            t = n < w->left ? n : w->left;
+            if (w->type == NGHTTP2_DATA)
+                c->win.rx += t;
+            w->left -= (uint32_t)t;
+        } else {
+            t = HP_FRAME_HD - w->fh_have;
+            if (t > n)
+                t = n;
+            memcpy(w->fh + w->fh_have, p, t);
+            w->fh_have = (uint8_t)(w->fh_have + t);
+            if (w->fh_have == HP_FRAME_HD) {
+                const uint8_t *h = w->fh;
+                w->fh_have = 0;
+                w->len = w->left = (uint32_t)h[0] << 16 | (uint32_t)h[1] << 8 | h[2];
+                w->type = h[3];
+                w->flags = h[4];
+                w->sid = (int32_t)(((uint32_t)h[5] & 0x7f) << 24 | (uint32_t)h[6] << 16 |
+                                   (uint32_t)h[7] << 8 | h[8]);
+            }
+        }
+        p += t;
+        n -= t;
+    }
+}
+
 /* ---- connections: epoll interest, the dirty list */
 
 static void conn_events(hp_conn *c)
@@ -442,6 +616,57 @@ static void mark_dirty(hp_conn *c)
     c->dirty = true;
     c->dnext = c->e->dirty;
     c->e->dirty = c;
+}
+
+/* ---- idle client connections, oldest first */
+
+static void idle_leave(hp_conn *c)
+{
+    hp_engine *e = c->e;
+    if (!c->in_idle)
+        return;
+    if (c->iprev)
+        c->iprev->inext = c->inext;
+    else
+        e->idle_head = c->inext;
+    if (c->inext)
+        c->inext->iprev = c->iprev;
+    else
+        e->idle_tail = c->iprev;
+    c->iprev = c->inext = NULL;
+    c->in_idle = false;
+}
+
+/* A client's connection has no call open from now on. */
+static void idle_enter(hp_conn *c)
+{
+    hp_engine *e = c->e;
+    if (c->in_idle || c->upstream || c->closed || e->idle_ns == 0)
+        return;
+    c->idle_since = now_ns();
+    c->iprev = e->idle_tail;
+    c->inext = NULL;
+    if (e->idle_tail)
+        e->idle_tail->inext = c;
+    else
+        e->idle_head = c;
+    e->idle_tail = c;
+    c->in_idle = true;
+}
+
+/* Client connections idle for idle_ns are closed: GOAWAY (no error), and
+ * the connection once it went out. The next deadline, or UINT64_MAX. */
+static uint64_t idle_expire(hp_engine *e, uint64_t now)
+{
+    while (e->idle_head != NULL && now - e->idle_head->idle_since >= e->idle_ns) {
+        hp_conn *c = e->idle_head;
+        idle_leave(c);
+        if (c->s != NULL && nghttp2_session_terminate_session(c->s, NGHTTP2_NO_ERROR) == 0) {
+            e->st.idle_closed++;
+            mark_dirty(c);
+        }
+    }
+    return e->idle_head != NULL ? e->idle_head->idle_since + e->idle_ns : UINT64_MAX;
 }
 
 /* ---- messages and the hold list */
@@ -503,14 +728,36 @@ static void conn_advance(hp_conn *c)
     if (to > c->ring.consumed) {
         e->held -= to - c->ring.consumed;
         rb_consume(&c->ring, (size_t)(to - c->ring.consumed));
+        /* empty: nothing points into it, any position will do; starting
+         * over at the front keeps the pages written to those that the
+         * largest burst needed */
+        if (c->ring.len == 0)
+            c->ring.r = 0;
     }
     conn_maybe_resume(c);
+}
+
+/* Reads put no more of the message's parts back to back (it came whole,
+ * or went). Room kept for its rest and not filled is never written: it is
+ * given back with the bytes around it. */
+static void msg_unplace(hp_msg *m)
+{
+    hp_conn *c = m->src;
+    if (c->at_head == m)
+        c->at_head = NULL;
+    m->hole_left = 0;
+    for (size_t i = 0; i < c->nholes; i++)
+        if (c->holes[i] == m) {
+            c->holes[i] = c->holes[--c->nholes];
+            break;
+        }
 }
 
 /* The message is finished with: its flow-control credit goes back to the
  * sender, its bytes are released. */
 static void msg_done(hp_msg *m)
 {
+    msg_unplace(m);
     m->queued = false;
     if (m->refs > 0)
         return; /* the last iovec written calls again */
@@ -537,7 +784,10 @@ static bool msg_to_heap(hp_msg *m)
     hp_engine *e = m->src->e;
     if (m->heap != NULL)
         return true;
-    m->heap = buf_get(e, m->n > 0 ? m->n : 1, &m->heap_cls);
+    msg_unplace(m);
+    /* before its prefix came whole, its length is not known: a buffer of
+     * the smallest class, replaced when the length is known (feed) */
+    m->heap = buf_get(e, m->sized && m->n > 0 ? m->n : 1, &m->heap_cls);
     if (m->heap == NULL)
         return false;
     if (m->got > 0)
@@ -558,6 +808,7 @@ static void conn_evacuate(hp_conn *c)
         hp_msg *m = c->hh; /* after conn_advance, the first one pinning */
         if (m == NULL || !m->pinning || m->refs > 0 || !msg_to_heap(m))
             return;
+        c->e->st.messages_moved++;
         conn_advance(c);
     }
 }
@@ -602,6 +853,7 @@ static void call_link(hp_call *k, int side, hp_conn *c)
     if (c->calls)
         c->calls->prev[side] = k;
     c->calls = k;
+    idle_leave(c);
 }
 
 /* The call leaves the list of its connection on that side, if it has one. */
@@ -618,6 +870,8 @@ static void call_unlink(hp_call *k, int side)
         k->next[side]->prev[side] = k->prev[side];
     *cp = NULL;
     k->prev[side] = k->next[side] = NULL;
+    if (c->calls == NULL)
+        idle_enter(c);
 }
 
 static void call_maybe_free(hp_call *k)
@@ -747,6 +1001,7 @@ static void submit_upstream(hp_call *k)
         return;
     }
     k->usid = sid;
+    win_init(&k->rsp.win, HP_STREAM_WINDOW); /* our SETTINGS went before the request */
     mark_dirty(c);
 }
 
@@ -878,18 +1133,20 @@ static uint64_t ring_off(const hp_conn *c, const uint8_t *p)
     return c->ring.consumed + (x + cap - c->ring.r) % cap;
 }
 
-/* Where a stream offset's bytes can be read contiguously: the mirror makes
- * any range of up to cap bytes from there one view. */
+/* Where the bytes from a stream offset (of an unread byte, or the write
+ * position) can be read contiguously: the mirror makes any range of up to
+ * cap bytes from there one view. */
 static const uint8_t *ring_at(const hp_conn *c, uint64_t off)
 {
-    return c->ring.base + (size_t)(off % c->ring.cap);
+    return c->ring.base + (c->ring.r + (size_t)(off - c->ring.consumed)) % c->ring.cap;
 }
 
 /* DATA bytes [p, p + n) of a call's half, as they lie in c's ring. A
- * message's payload is a view of the ring when its bytes arrived back to
- * back in the TCP stream (one DATA frame, in any number of reads); when a
- * frame header or another stream's bytes lie between its parts, it is
- * gathered into a buffer of its own. */
+ * message's payload is a view of the ring when its bytes lie back to back
+ * there: those of one DATA frame, in any number of reads, and those of
+ * the frames that framed reads put after them (conn_read). When a frame
+ * header or another stream's bytes lie between its parts all the same, it
+ * is gathered into a buffer of its own. */
 static void feed(hp_call *k, hp_half *h, hp_conn *c, int32_t sid, const uint8_t *p, size_t n)
 {
     hp_engine *e = k->e;
@@ -951,24 +1208,36 @@ static void feed(hp_call *k, hp_half *h, hp_conn *c, int32_t sid, const uint8_t 
                 return;
             }
             m->n = len;
+            m->sized = true;
+            if (m->heap != NULL && len > BUF_MIN) { /* moved while its prefix came */
+                buf_put(e, m->heap, m->heap_cls);
+                m->heap = buf_get(e, len, &m->heap_cls);
+                m->p = m->heap;
+                if (m->heap == NULL) {
+                    give_back(c, sid, n);
+                    call_fail(k, 8, "proxy: out of memory");
+                    return;
+                }
+            }
         }
         size_t t = m->n - m->got;
         if (t > n)
             t = n;
         if (t > 0) {
-            uint64_t off = ring_off(c, p);
+            uint64_t off = m->heap == NULL ? ring_off(c, p) : 0;
             if (m->heap == NULL && m->got == 0) {
                 m->body = off;
                 m->p = ring_at(c, off);
             } else if (m->heap == NULL && m->body + m->got != off) {
                 /* split across DATA frames: gather it */
+                c->cut = true;
                 if (!msg_to_heap(m)) {
                     give_back(c, sid, n);
                     call_fail(k, 8, "proxy: out of memory");
                     return;
                 }
             }
-            if (m->heap != NULL) {
+            if (m->heap != NULL && p != m->heap + m->got) { /* not read there (framed_read) */
                 memcpy(m->heap + m->got, p, t);
                 e->st.bytes_copied += t;
             }
@@ -980,6 +1249,9 @@ static void feed(hp_call *k, hp_half *h, hp_conn *c, int32_t sid, const uint8_t 
         if (m->got == m->n) {
             h->cur = NULL;
             h->hdr_have = 0;
+            if (m->placed && m->heap == NULL)
+                e->st.messages_placed++;
+            msg_unplace(m);
             if (!message(k, h, m)) {
                 give_back(c, sid, n);
                 return;
@@ -1230,6 +1502,13 @@ static hp_call *stream_call(hp_conn *c, int32_t sid)
     return nghttp2_session_get_stream_user_data(c->s, sid);
 }
 
+/* The half of a call that receives what c's stream sid carries. */
+static hp_half *conn_half(hp_conn *c, int32_t sid)
+{
+    hp_call *k = c->s != NULL && sid > 0 ? stream_call(c, sid) : NULL;
+    return k == NULL ? NULL : c->upstream ? &k->rsp : &k->req;
+}
+
 static int on_begin_headers(nghttp2_session *s, const nghttp2_frame *f, void *ud)
 {
     hp_conn *c = ud;
@@ -1264,6 +1543,11 @@ static int on_begin_headers(nghttp2_session *s, const nghttp2_frame *f, void *ud
         k->req.request = true;
         k->req.judged = e->cfg.judge_requests;
         k->rsp.judged = e->cfg.judge_responses;
+        /* a client that opened the stream before our SETTINGS reached it
+         * had HTTP/2's default window for it at first */
+        win_init(&k->req.win, c->settings_acked ? HP_STREAM_WINDOW : NGHTTP2_INITIAL_WINDOW_SIZE);
+        if (!c->settings_acked)
+            win_grant(&k->req.win, HP_STREAM_WINDOW - NGHTTP2_INITIAL_WINDOW_SIZE);
         call_link(k, SIDE_D, c);
         e->ncalls++;
         e->st.calls++;
@@ -1333,11 +1617,15 @@ static int on_frame_recv(nghttp2_session *s, const nghttp2_frame *f, void *ud)
         }
         return 0;
     }
+    if (f->hd.type == NGHTTP2_SETTINGS && (f->hd.flags & NGHTTP2_FLAG_ACK))
+        c->settings_acked = true;
     if (f->hd.type != NGHTTP2_HEADERS && f->hd.type != NGHTTP2_DATA)
         return 0;
     hp_call *k = stream_call(c, f->hd.stream_id);
     if (k == NULL)
         return 0;
+    if (f->hd.type == NGHTTP2_DATA) /* its padding counts in the window too */
+        (c->upstream ? &k->rsp : &k->req)->win.rx += f->data.padlen;
     bool end = (f->hd.flags & NGHTTP2_FLAG_END_STREAM) != 0;
     if (!c->upstream) {
         if (f->hd.type == NGHTTP2_HEADERS && f->headers.cat == NGHTTP2_HCAT_REQUEST) {
@@ -1387,17 +1675,45 @@ static int on_data_chunk(nghttp2_session *s, uint8_t flags, int32_t sid, const u
     (void)flags;
     hp_conn *c = ud;
     hp_call *k = nghttp2_session_get_stream_user_data(s, sid);
+    hp_half *h = k != NULL ? (c->upstream ? &k->rsp : &k->req) : NULL;
+    /* every DATA byte lies in the ring, or where a framed read put the
+     * rest of a gathered message: the walk and nghttp2 agree on the
+     * framing (a view elsewhere would be a view of the wrong bytes) */
+    uintptr_t lo = (uintptr_t)c->ring.base, at = (uintptr_t)data;
+    if ((at < lo || at - lo > 2 * c->ring.cap - len) &&
+        (h == NULL || h->cur == NULL || h->cur->heap == NULL ||
+         data != h->cur->heap + h->cur->got || len > h->cur->n - h->cur->got))
+        return NGHTTP2_ERR_CALLBACK_FAILURE;
+    if (h != NULL)
+        h->win.rx += len;
     if (k == NULL || k->failed) {
         give_back(c, sid, len);
         return 0;
     }
-    hp_half *h = c->upstream ? &k->rsp : &k->req;
     bool open = c->upstream ? k->dc != NULL : k->uc != NULL;
     if (!open) {
         give_back(c, sid, len);
         return 0;
     }
     feed(k, h, c, sid, data, len);
+    return 0;
+}
+
+/* A WINDOW_UPDATE that went out moves the end of the sender's window. */
+static int on_frame_send(nghttp2_session *s, const nghttp2_frame *f, void *ud)
+{
+    (void)s;
+    hp_conn *c = ud;
+    if (f->hd.type != NGHTTP2_WINDOW_UPDATE || f->window_update.window_size_increment <= 0)
+        return 0;
+    uint32_t inc = (uint32_t)f->window_update.window_size_increment;
+    if (f->hd.stream_id == 0) {
+        win_grant(&c->win, inc);
+    } else {
+        hp_half *h = conn_half(c, f->hd.stream_id);
+        if (h != NULL)
+            win_grant(&h->win, inc);
+    }
     return 0;
 }
 
@@ -1474,6 +1790,8 @@ static hp_conn *conn_new(hp_engine *e, int fd, bool upstream, char *err, size_t 
     c->e = e;
     c->fd = fd;
     c->upstream = upstream;
+    c->w.preface = upstream ? 0 : HP_PREFACE;
+    win_init(&c->win, NGHTTP2_INITIAL_WINDOW_SIZE);
     if (rb_init(&c->ring, HP_RING, RB_MIRROR, err, errlen) != 0) {
         close(fd);
         free(c);
@@ -1500,6 +1818,7 @@ static hp_conn *conn_new(hp_engine *e, int fd, bool upstream, char *err, size_t 
     if (e->conns)
         e->conns->prev = c;
     e->conns = c;
+    idle_enter(c);
     mark_dirty(c);
     return c;
 }
@@ -1535,6 +1854,9 @@ static void conn_fail(hp_conn *c, const char *why)
     if (c->closed)
         return;
     c->closed = true;
+    idle_leave(c);
+    c->at_head = NULL;
+    c->nholes = 0;
     if (e->up == c)
         e->up = NULL;
     epoll_ctl(e->ep, EPOLL_CTL_DEL, c->fd, NULL);
@@ -1569,22 +1891,304 @@ static void conn_fail(hp_conn *c, const char *why)
     conn_advance(c);
 }
 
+/* n bytes written at the ring's write position are now held. */
+static void ring_commit(hp_conn *c, size_t n)
+{
+    hp_engine *e = c->e;
+    rb_commit(&c->ring, n);
+    e->held += n;
+    if (e->held > e->st.peak_held)
+        e->st.peak_held = e->held;
+    size_t end = c->ring.r + c->ring.len; /* where the first mapping was written to */
+    if (end > c->ring.cap)
+        end = c->ring.cap; /* it wrapped: all of it */
+    if (end > c->touched)
+        c->touched = end;
+    if (e->sweep_ns == 0)
+        e->sweep_ns = now_ns() + HP_SWEEP_MS * 1000000ull;
+}
+
+/* n bytes a read put at p (in the ring or beside it) go to the walk and
+ * to nghttp2, in the order they came. false: c failed. */
+static bool take(hp_conn *c, const uint8_t *p, size_t n)
+{
+    walk(c, p, n);
+    ssize_t rv = nghttp2_session_mem_recv(c->s, p, n);
+    if (c->closed)
+        return false;
+    if (rv < 0) {
+        conn_fail(c, nghttp2_strerror((int)rv));
+        return false;
+    }
+    return true;
+}
+
+/* nghttp2 read what a read brought: the ring goes back as far as it can,
+ * and the connection is pumped when its session has frames to send (its
+ * SETTINGS or PING acknowledgements, WINDOW_UPDATEs) or nothing more to
+ * read (it ended); what the read brought for other connections marked
+ * those, which are pumped without waiting behind this one. */
+static void read_done(hp_conn *c)
+{
+    c->parsed = c->ring.consumed + c->ring.len;
+    conn_advance(c);
+    if (nghttp2_session_want_write(c->s) || !nghttp2_session_want_read(c->s))
+        mark_dirty(c);
+}
+
+/* The most the next read may take, at most room: no further than a point
+ * where the connection's sender, or the sender of the stream whose DATA
+ * came last, may have stopped for want of window. Such a read ends where
+ * that DATA frame ends, so that a message it cuts can have its rest placed
+ * after it (framing_check). *by gets the stream whose window set the
+ * limit (0: the connection's; -1: none), *rx what it had received. */
+static size_t read_limit(hp_conn *c, size_t room, int32_t *by, uint64_t *rx)
+{
+    *by = -1;
+    uint64_t lim = win_room(&c->win);
+    if (lim < room) {
+        room = (size_t)lim;
+        *by = 0;
+        *rx = c->win.rx;
+    }
+    hp_half *h = c->w.type == NGHTTP2_DATA ? conn_half(c, c->w.sid) : NULL;
+    if (h != NULL && (lim = win_room(&h->win)) < room) {
+        room = (size_t)lim;
+        *by = c->w.sid;
+        *rx = h->win.rx;
+    }
+    return room;
+}
+
+/* After a read that ended inside or at the end of a frame f (left: its
+ * payload bytes still to come), with nothing after them in the ring. When
+ * f is DATA that ends before the message it carries does, reads go a
+ * frame at a time (framed reads, c->framed), so that the next frame's
+ * header goes beside the ring and the message's next part right after
+ * the part before; the message's payload so far ending at the ring's
+ * write position, it is c->at_head, and when another stream's DATA comes
+ * first, room is kept for its rest. A framed read is a system call a
+ * frame, which costs about what gathering the cut message would when
+ * frames are short: a frame shorter than HP_PLACE_FRAME is left to the
+ * gathering, unless the read ended at the edge of the sender's window
+ * (edge), where it stopped once. A sender that frames its streams
+ * without regard to messages (a cut that is no window's edge, or one
+ * that this read found inside it: cut, the message was gathered) gets
+ * framed reads for its next HP_CUT_FRAMES DATA frames at least, the
+ * first frames of its next streams included. */
+static void framing_check(hp_conn *c, const hp_walk *f, uint32_t left, bool edge, bool cut)
+{
+    if (c->closed) {
+        c->framed = false;
+        return;
+    }
+    if (f->type != NGHTTP2_DATA)
+        return; /* other frames between DATA frames change nothing */
+    bool whole = f->len >= HP_PLACE_FRAME; /* worth a read of its own */
+    if (cut && whole)
+        c->cutting = HP_CUT_FRAMES;
+    bool goes_on = false; /* its stream's message goes on after f */
+    hp_msg *m = NULL;
+    if (f->sid > 0 && !(f->flags & (NGHTTP2_FLAG_PADDED | NGHTTP2_FLAG_END_STREAM))) {
+        hp_half *h = conn_half(c, f->sid);
+        m = h != NULL ? h->cur : NULL;
+        if (m == NULL || h->call->failed || m->src != c)
+            m = NULL;
+        else if (h->hdr_have < HP_PREFIX) {
+            goes_on = left == 0; /* it goes on in the next frame: nothing to place yet */
+            m = NULL;
+        } else {
+            goes_on = left < m->n - m->got;
+        }
+    }
+    if (goes_on && whole && !edge)
+        c->cutting = HP_CUT_FRAMES;
+    else if (left == 0 && !goes_on && c->cutting > 0)
+        c->cutting--;
+    bool place = goes_on && (whole || edge);
+    c->framed = place || (cut && whole && left > 0) || c->cutting > 0;
+    /* a gathered one is framed too: its rest is read into its buffer */
+    if (place && m != NULL && m->heap == NULL && m->got > 0 && m->hole_left == 0 &&
+        m->body + m->got == c->ring.consumed + c->ring.len) {
+        if (c->at_head == NULL && c->nholes == 0)
+            c->hole_reads = 0; /* the first to wait: counting starts */
+        c->at_head = m;
+        m->placed = true;
+    }
+}
+
+/* Room for the rest of c->at_head is kept at the write position, before
+ * another stream's DATA goes there; without the room (too little ring, or
+ * HP_HOLES rooms kept already), the message will be gathered. */
+static void keep_room(hp_conn *c)
+{
+    hp_msg *a = c->at_head;
+    c->at_head = NULL;
+    size_t room, need = a->n - a->got;
+    rb_space(&c->ring, &room);
+    if (c->nholes == HP_HOLES || room < need + RB_READ_CHUNK)
+        return;
+    a->hole_at = c->ring.consumed + c->ring.len;
+    a->hole_left = (uint32_t)need;
+    c->holes[c->nholes++] = a;
+    ring_commit(c, need);
+}
+
+/* Framed reads gave up waiting: the messages waiting will be gathered. */
+static void unplace_all(hp_conn *c)
+{
+    c->at_head = NULL;
+    while (c->nholes > 0)
+        msg_unplace(c->holes[c->nholes - 1]);
+    c->hole_reads = 0;
+}
+
+static bool framing(const hp_conn *c)
+{
+    return c->framed || c->at_head != NULL || c->nholes > 0;
+}
+
+enum { PIECE_RING, PIECE_HOLE, PIECE_HEAP, PIECE_SIDE, PIECE_HEADER };
+
+/* One framed read: the rest of the current frame and the next frame's
+ * header, nothing beyond, so that each frame's payload goes where it
+ * belongs: DATA at the write position, but first into the room kept for
+ * its stream's message if there is one, or into the message's own buffer
+ * if it was gathered (so its rest is not copied too); frame headers and
+ * the payloads of other frames (nghttp2 keeps what it needs of them)
+ * beside the ring.
+ * 1: go on reading; 0: stop for now; -1: c failed. */
+static int framed_read(hp_conn *c)
+{
+    hp_engine *e = c->e;
+    const hp_walk *w = &c->w;
+    hp_walk f = *w; /* the frame this read ends (or goes on with) */
+    if ((c->at_head != NULL || c->nholes > 0) && ++c->hole_reads > HP_HOLE_READS)
+        unplace_all(c);
+    size_t room;
+    uint8_t *head = rb_space(&c->ring, &room);
+    struct iovec iov[3];
+    int kind[3], n = 0;
+    size_t payload = 0;
+    hp_msg *hm = NULL; /* the message whose room, or buffer, the frame fills first */
+    if (w->left > 0 && w->type == NGHTTP2_DATA) {
+        hp_half *h = conn_half(c, w->sid);
+        hm = h != NULL && h->cur != NULL && h->cur->src == c && h->hdr_have == HP_PREFIX &&
+                     (h->cur->hole_left > 0 || h->cur->heap != NULL)
+                 ? h->cur
+                 : NULL;
+        if (hm != NULL && (w->flags & NGHTTP2_FLAG_PADDED)) {
+            msg_unplace(hm); /* padding between its parts: gathered */
+            hm = NULL;
+        }
+        if (hm != NULL && hm->hole_left > 0) {
+            payload = w->left < hm->hole_left ? w->left : hm->hole_left;
+            iov[n] = (struct iovec){(void *)ring_at(c, hm->hole_at), payload};
+            kind[n++] = PIECE_HOLE;
+        } else if (hm != NULL && hm->got < hm->n) {
+            payload = w->left < hm->n - hm->got ? w->left : hm->n - hm->got;
+            iov[n] = (struct iovec){hm->heap + hm->got, payload};
+            kind[n++] = PIECE_HEAP;
+        }
+        if (payload < w->left) {
+            if (c->at_head != NULL &&
+                (c->at_head->src_sid != w->sid || (w->flags & NGHTTP2_FLAG_PADDED))) {
+                keep_room(c);
+                head = rb_space(&c->ring, &room);
+            }
+            size_t t = w->left - payload < room ? w->left - payload : room;
+            if (t > 0) {
+                iov[n] = (struct iovec){head, t};
+                kind[n++] = PIECE_RING;
+                payload += t;
+            }
+        }
+    } else if (w->left > 0) {
+        payload = w->left < HP_SIDE ? w->left : HP_SIDE;
+        iov[n] = (struct iovec){e->side, payload};
+        kind[n++] = PIECE_SIDE;
+    }
+    if (payload == 0 && w->left > 0) { /* no room in the ring */
+        c->paused = true;
+        conn_events(c);
+        return 0;
+    }
+    if (payload == w->left) {
+        iov[n] = (struct iovec){c->hb, HP_FRAME_HD - w->fh_have};
+        kind[n++] = PIECE_HEADER;
+    }
+    size_t asked = 0;
+    for (int i = 0; i < n; i++)
+        asked += iov[i].iov_len;
+    ssize_t r = readv(c->fd, iov, n);
+    if (r < 0) {
+        if (errno == EINTR)
+            return 1;
+        if (errno == EAGAIN || errno == EWOULDBLOCK)
+            return 0;
+        conn_fail(c, strerror(errno));
+        return -1;
+    }
+    if (r == 0) {
+        conn_fail(c, "the peer closed the connection");
+        return -1;
+    }
+    c->reads++;
+    e->reads++;
+    size_t left = (size_t)r, got = 0;
+    for (int i = 0; i < n && left > 0; i++) {
+        size_t g = left < iov[i].iov_len ? left : iov[i].iov_len;
+        left -= g;
+        if (kind[i] != PIECE_HEADER)
+            got += g;
+        if (kind[i] == PIECE_RING) {
+            ring_commit(c, g);
+        } else if (kind[i] == PIECE_HOLE) {
+            hm->hole_at += g;
+            hm->hole_left -= (uint32_t)g;
+            if (hm->hole_left == 0)
+                msg_unplace(hm); /* filled: nothing more goes there */
+        }
+        if (!take(c, iov[i].iov_base, g))
+            return -1;
+    }
+    read_done(c);
+    if (got < f.left)
+        c->framed = true; /* on to the frame's end */
+    else /* it may cut the next message too (the next header, when it came, lies beside the ring) */
+        framing_check(c, &f, 0, false, false);
+    return (size_t)r == asked ? 1 : 0;
+}
+
+/* Reads what c's socket has into its ring (up to HP_READS reads, framed
+ * reads aside), hands it to nghttp2 and gives the ring back as far as the
+ * messages allow. */
 static void conn_read(hp_conn *c)
 {
     hp_engine *e = c->e;
     for (int i = 0; i < HP_READS && !c->closed; i++) {
-        size_t room;
         if (c->ring.cap - c->ring.len < c->ring.cap / 4)
             conn_evacuate(c);
+        size_t room;
         uint8_t *w = rb_space(&c->ring, &room);
         if (room == 0 || c->nmsgs >= HP_MAX_HELD_MSGS) {
             c->paused = true;
             conn_events(c);
             return;
         }
+        if (framing(c)) {
+            int rc = framed_read(c);
+            if (rc <= 0)
+                return;
+            i--; /* a frame's worth: not one of the HP_READS */
+            continue;
+        }
         if (room > RB_READ_CHUNK)
             room = RB_READ_CHUNK;
-        ssize_t r = read(c->fd, w, room);
+        int32_t by;
+        uint64_t by_rx = 0;
+        size_t want = read_limit(c, room, &by, &by_rx);
+        ssize_t r = read(c->fd, w, want);
         if (r < 0) {
             if (errno == EINTR)
                 continue;
@@ -1597,25 +2201,65 @@ static void conn_read(hp_conn *c)
             conn_fail(c, "the peer closed the connection");
             return;
         }
-        rb_commit(&c->ring, (size_t)r);
-        e->held += (uint64_t)r;
-        if (e->held > e->st.peak_held)
-            e->st.peak_held = e->held;
+        c->reads++;
+        e->reads++;
+        ring_commit(c, (size_t)r);
         /* Messages dropped while nghttp2 reads may give the ring back, but
          * only up to parsed: the bytes of this read are not yet read. */
-        ssize_t rv = nghttp2_session_mem_recv(c->s, w, (size_t)r);
-        if (c->closed)
+        if (!take(c, w, (size_t)r))
             return;
-        if (rv < 0) {
-            conn_fail(c, nghttp2_strerror((int)rv));
-            return;
+        read_done(c);
+        bool edge = false;
+        if (by >= 0 && (size_t)r == want) {
+            hp_window *bw = by == 0 ? &c->win : NULL;
+            hp_half *h = by > 0 ? conn_half(c, by) : NULL;
+            if (h != NULL)
+                bw = &h->win;
+            if (bw != NULL) {
+                /* it ended at the edge (only DATA bytes read), and so did
+                 * a frame: a frame that goes on was sent past it, so the
+                 * sender did not stop there */
+                edge = bw->rx == by_rx + want && c->w.left == 0;
+                win_strike(bw, by_rx);
+            }
         }
-        c->parsed = c->ring.consumed + c->ring.len;
-        conn_advance(c);
-        mark_dirty(c);
-        if ((size_t)r < room)
+        if (c->w.preface == 0 && c->w.fh_have == 0) /* no header bytes after it */
+            framing_check(c, &c->w, c->w.left, edge, c->cut);
+        c->cut = false;
+        if ((size_t)r < want)
             return;
     }
+}
+
+/* ---- giving memory back */
+
+/* Every HP_SWEEP_MS while something may be given back: a connection that
+ * read nothing since the last sweep and holds nothing gives its ring's
+ * pages back (the memfd's pages are freed, not only unmapped: both
+ * mappings read zeros again); when no connection read anything, the kept
+ * gathering buffers are freed too. */
+static void sweep(hp_engine *e, uint64_t now)
+{
+    bool more = false;
+    for (hp_conn *c = e->conns; c != NULL; c = c->next) {
+        if (c->closed || c->touched == 0)
+            continue;
+        if (c->ring.len == 0 && c->reads == c->reads_swept) {
+            if (madvise(c->ring.base, c->touched, MADV_REMOVE) == 0 ||
+                madvise(c->ring.base, c->touched, MADV_DONTNEED) == 0)
+                e->st.ring_bytes_released += c->touched;
+            c->touched = 0;
+        } else {
+            more = true;
+        }
+        c->reads_swept = c->reads;
+    }
+    if (e->reads == e->reads_swept)
+        buf_drop_kept(e);
+    else
+        more = true;
+    e->reads_swept = e->reads;
+    e->sweep_ns = more || e->buf_kept_bytes > 0 ? now + HP_SWEEP_MS * 1000000ull : 0;
 }
 
 /* ---- stopping */
@@ -1710,6 +2354,9 @@ hp_engine *hp_new(const hp_config *cfg, char *err, size_t errlen)
         e->cfg.grace_ms = 5000;
     if (e->cfg.connect_ms <= 0)
         e->cfg.connect_ms = HP_CONNECT_MS;
+    if (e->cfg.idle_ms == 0)
+        e->cfg.idle_ms = HP_IDLE_MS;
+    e->idle_ns = e->cfg.idle_ms > 0 ? (uint64_t)e->cfg.idle_ms * 1000000u : 0;
     e->lfd = cfg->listen_fd;
     e->ep = -1;
     e->efd = -1;
@@ -1749,6 +2396,7 @@ hp_engine *hp_new(const hp_config *cfg, char *err, size_t errlen)
     nghttp2_session_callbacks_set_on_frame_recv_callback(e->cbs, on_frame_recv);
     nghttp2_session_callbacks_set_on_data_chunk_recv_callback(e->cbs, on_data_chunk);
     nghttp2_session_callbacks_set_on_stream_close_callback(e->cbs, on_stream_close);
+    nghttp2_session_callbacks_set_on_frame_send_callback(e->cbs, on_frame_send);
 
     e->ep = epoll_create1(EPOLL_CLOEXEC);
     e->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
@@ -1805,6 +2453,25 @@ int hp_run(hp_engine *e, char *err, size_t errlen)
                 break;
             }
             timeout = (int)((e->deadline_ns - now) / 1000000u) + 1;
+        }
+        if (e->idle_ns > 0 && e->idle_head != NULL) {
+            uint64_t at = idle_expire(e, now);
+            if (e->dirty != NULL)
+                continue; /* GOAWAYs to send */
+            if (at != UINT64_MAX) {
+                int t = (int)((at - now) / 1000000u) + 1;
+                if (timeout < 0 || t < timeout)
+                    timeout = t;
+            }
+        }
+        if (e->sweep_ns != 0) {
+            if (now >= e->sweep_ns)
+                sweep(e, now);
+            if (e->sweep_ns != 0) {
+                int t = (int)((e->sweep_ns - now) / 1000000u) + 1;
+                if (timeout < 0 || t < timeout)
+                    timeout = t;
+            }
         }
         /* a server that does not answer the connect */
         if (e->up != NULL && e->up->connecting) {
@@ -1963,6 +2630,10 @@ void hp_stats_add(hp_stats *sum, const hp_stats *s)
     }
     sum->bytes_copied += s->bytes_copied;
     sum->messages_copied += s->messages_copied;
+    sum->messages_placed += s->messages_placed;
+    sum->messages_moved += s->messages_moved;
+    sum->idle_closed += s->idle_closed;
+    sum->ring_bytes_released += s->ring_bytes_released;
     sum->allocations += s->allocations;
     sum->h2_allocations += s->h2_allocations;
     sum->peak_held += s->peak_held;

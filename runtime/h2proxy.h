@@ -37,16 +37,27 @@
  * and its payload are two iovecs of the sendmsg that sends the frame, and
  * the payload is the bytes it arrived in, in the receiving connection's
  * read ring (ringbuf.h, mirrored, so a read that wraps stays contiguous).
- * Copies happen only when a message's payload arrived split across DATA
- * frames (frame headers lie between its parts): it is then gathered into a
- * buffer of its own, and those bytes are counted in bytes_copied, the buffer
- * in allocations. Senders split a message when the flow-control window
- * runs out in its middle (nghttp2 and gRPC's own stacks fill the window
- * exactly), and some frame a stream without regard to messages. A message
- * that arrives in one DATA frame costs no copy and no allocation: message records, gathering
- * buffers and calls come from free lists, and nghttp2 is given an allocator
- * with free lists per size class for its small blocks (its queue items,
- * stream objects), which counts what it takes from malloc (h2_allocations).
+ * A message its sender split across DATA frames is put back together by
+ * the reads themselves. Senders split a message where their flow-control
+ * window runs out (nghttp2 and gRPC's own stacks fill the window exactly),
+ * and some frame a stream without regard to messages. The proxy follows
+ * the framing of what it reads and the ends of the windows it granted: a
+ * read stops where a sender may have stopped, and the stream of a cut
+ * message is then read a frame at a time, each frame header beside the
+ * ring, so that the message's parts land back to back in the ring (or in
+ * room kept for its rest, when other streams' DATA comes first): judged
+ * in place, forwarded without a copy (messages_placed counts them). What
+ * is still copied, each byte counted in bytes_copied and each message in
+ * messages_copied: a message cut by a frame shorter than 4 KiB (framed
+ * reads would cost more than the copy), or cut inside a read before the
+ * proxy saw that its sender cuts messages (only the part that read
+ * holds: the rest is read straight into the message's own buffer); and a
+ * stalled stream's messages moved out of the ring's way (below, counted
+ * in messages_moved too). Message records, gathering buffers and calls
+ * come from free lists, and nghttp2 is given an allocator with free lists
+ * per size class for its small blocks (its queue items, stream objects),
+ * which counts what it takes from malloc (h2_allocations): the steady
+ * state allocates nothing.
  *
  * Memory and backpressure. Received bytes stay in the connection's ring
  * until the messages they hold were judged and dropped, or written to the
@@ -55,13 +66,23 @@
  * reading stops its server's stream once HP_STREAM_WINDOW bytes wait in the
  * proxy, and a connection never has more than HP_CONN_WINDOW bytes of
  * messages waiting. Bounds: per stream, HP_STREAM_WINDOW (one largest
- * message and its framing); per connection, its ring (HP_RING bytes of
- * address space, touched as it is used), plus, when a stalled stream's
- * oldest message holds the ring's tail while other streams go on, up to
+ * message and its framing) and its call's record and header blocks; per
+ * connection, its ring (HP_RING bytes of address space; resident are the
+ * pages written since the connection was last quiet: the ring starts over
+ * at its front whenever it holds nothing, and a connection that read
+ * nothing for a second or two while holding nothing gives its ring's pages
+ * back, ring_bytes_released), plus, when a stalled stream's oldest
+ * message holds the ring's tail while other streams go on, up to
  * HP_CONN_WINDOW moved out of the ring into buffers of their own (so one
  * stalled stream never stalls its neighbours; counted as copies); at most
  * HP_MAX_HELD_MSGS messages waiting and HP_MAX_STREAMS calls per client
- * connection.
+ * connection. Gathering buffers kept for reuse (at most 16 MiB) are freed
+ * when no connection read anything for a second or two.
+ *
+ * Idle connections: a client connection with no call open for idle_ms
+ * (HP_IDLE_MS by default) gets GOAWAY (no error) and is closed once that
+ * went out (idle_closed); a gRPC client connects again for its next call.
+ * Connections to the server stay open.
  *
  * Stopping: hp_stop (safe from a signal handler: it writes to an eventfd)
  * or the stop_fd becoming readable starts a drain: the listening socket is
@@ -92,6 +113,8 @@
 #define HP_MAX_HELD_MSGS 65536u
 /* Calls a client may have open at once on one connection. */
 #define HP_MAX_STREAMS 1000u
+/* How long a client connection may stay open with no call, by default. */
+#define HP_IDLE_MS (300 * 1000)
 
 /* A message for the judge: its payload (without the 5-byte prefix). */
 typedef struct {
@@ -119,6 +142,8 @@ typedef struct {
     int stop_fd;            /* readable: drain and stop (e.g. a signalfd); -1: none */
     int grace_ms;           /* how long calls may finish after a stop (0: 5000) */
     int connect_ms;         /* how long a connect to the server may take (0: HP_CONNECT_MS) */
+    int idle_ms;            /* a client connection with no call open this long is closed
+                               (0: HP_IDLE_MS; < 0: never) */
 } hp_config;
 
 typedef struct {
@@ -133,6 +158,11 @@ typedef struct {
     uint64_t kept_bytes[2];
     uint64_t bytes_copied;         /* payload bytes gathered or moved out of a ring */
     uint64_t messages_copied;      /* messages that needed such a copy */
+    uint64_t messages_moved;       /* of them, moved out of the way of other streams */
+    uint64_t messages_placed;      /* messages split across DATA frames whose parts were
+                                      read back to back into the ring: no copy */
+    uint64_t idle_closed;          /* client connections closed for being idle */
+    uint64_t ring_bytes_released;  /* ring pages given back by quiet connections */
     uint64_t allocations;          /* the engine's own, setup included */
     uint64_t h2_allocations;       /* nghttp2's, through the counting allocator */
     uint64_t peak_held;            /* most bytes held in all rings at once */

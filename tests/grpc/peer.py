@@ -16,6 +16,7 @@ and receive are the JSON Issues of `triage-demo gen`, byte for byte.
     peer.py garbage --target HOST:PORT ...     clients that are not HTTP/2, then a call
     peer.py spread ... --connections K --calls M
                                                K connections at once, M calls each
+    peer.py idle ... --wait S                  a call, S seconds without one, a call
 
 The service (/triage.Test/...):
     Unary    returns the one request message it got (echo)
@@ -552,6 +553,30 @@ def drain(args):
     return 0 if t.failed == 0 else 1
 
 
+def idle(args):
+    """A call, then none for --wait seconds (longer than the proxy's
+    --idle-timeout: it closes the connection), then another call on the
+    same channel: grpcio connects again and the call goes through."""
+    pool = read_pool(args.frames)
+    verdicts = [line.split()[1] == "keep" for line in open(args.verdicts)]
+    kept = [m for m, k in zip(pool, verdicts) if k]
+    t = Checks()
+    ch = grpc.insecure_channel(args.target)
+    unary = ch.unary_unary("/triage.Test/Unary", request_serializer=ident,
+                           response_deserializer=ident)
+    t.check("idle: a call before", unary(kept[0], timeout=10) == kept[0])
+    time.sleep(args.wait)
+    try:
+        r = unary(kept[0], timeout=10)
+        t.check("idle: after %.1f s without a call, the next one on the same channel goes "
+                "through" % args.wait, r == kept[0])
+    except grpc.RpcError as e:
+        t.check("idle: the next call goes through", False, "%s %s" % (e.code().name, e.details()))
+    ch.close()
+    print("%d passed, %d failed" % (t.passed, t.failed), flush=True)
+    return 0 if t.failed == 0 else 1
+
+
 def blackhole(args):
     """A server that never answers: a listening socket whose accept queue is
     full, so the kernel drops new connections' SYNs and connect() hangs."""
@@ -679,6 +704,11 @@ def main():
     sp.add_argument("--label", required=True)
     sp.add_argument("--connections", type=int, default=16)
     sp.add_argument("--calls", type=int, default=1)
+    i = sub.add_parser("idle")
+    i.add_argument("--target", required=True)
+    i.add_argument("--frames", required=True)
+    i.add_argument("--verdicts", required=True)
+    i.add_argument("--wait", type=float, required=True)
     b = sub.add_parser("blackhole")
     b.add_argument("--port-file", required=True)
     b.add_argument("--lifetime", type=float, default=60)
@@ -695,7 +725,7 @@ def main():
         serve(a)
         return 0
     return {"client": client, "quick": quick, "drain": drain, "unavailable": unavailable,
-            "garbage": garbage, "spread": spread}[a.cmd](a)
+            "garbage": garbage, "spread": spread, "idle": idle}[a.cmd](a)
 
 
 if __name__ == "__main__":

@@ -103,7 +103,8 @@ kept = sum(k["kept"] for k in t["kinds"].values())
 assert seen == t["messages"] and kept == t["kept"], "kinds do not add up"
 for key in ("calls", "bytes_copied", "allocations", "h2_allocations", "peak_held_bytes"):
     assert key in t, key
-print(t["messages"], t["kept"], t["calls"], t["bytes_copied"], t["peak_held_bytes"])
+print(t["messages"], t["kept"], t["calls"], t["bytes_copied"], t["peak_held_bytes"],
+      t["messages_copied"], t["messages_moved"], t["messages_placed"])
 EOF
 }
 
@@ -122,6 +123,8 @@ check "proxy --to without a port: exit 2" test $? -eq 2
 check "proxy --direction sideways: exit 2" test $? -eq 2
 "$demo" proxy --listen 127.0.0.1:0 --to 127.0.0.1:1 --where 'kind ==' >/dev/null 2>&1
 check "proxy --where with bad rules: exit 2" test $? -eq 2
+"$demo" proxy --listen 127.0.0.1:0 --to 127.0.0.1:1 --idle-timeout soon >/dev/null 2>&1
+check "proxy --idle-timeout soon: exit 2" test $? -eq 2
 
 # ---- the main run: every kind of call, both directions judged (optics)
 start_server main || exit 1
@@ -131,8 +134,8 @@ peer_run "main client" 90 client --target "$addr_main" "${args[@]}"
 stop_proxy main
 check "SIGTERM: the proxy exits 0" test $? -eq 0
 if t=$(tally main 2>"$tmp/tally.err"); then
-    read -r msgs kept calls copied peak <<<"$t"
-    say "   tally: $msgs messages judged, $kept kept, $calls calls, $copied bytes copied, peak $peak bytes held"
+    read -r msgs kept calls copied peak mcopied moved placed <<<"$t"
+    say "   tally: $msgs messages judged, $kept kept, $calls calls, $copied bytes copied ($mcopied messages, $moved of them moved out of a stalled call's way; $placed split messages placed without a copy), peak $peak bytes held"
     check "tally: one JSON object, the kinds add up" true
     check "tally: at least 30 calls" test "$calls" -ge 30
     check "tally: memory held stayed under 64 MiB" test "$peak" -lt 67108864
@@ -190,6 +193,15 @@ for p in resp req relay gz raw; do
     stop_proxy $p
     check "$p: exits 0 on SIGTERM" test $? -eq 0
 done
+
+# ---- --idle-timeout: a client connection with no call for that long is
+# closed (GOAWAY); the client's channel connects again for its next call
+start_proxy idle "$port_other" --idle-timeout 1 || exit 1
+peer_run idle 30 idle --target "$addr_idle" "${args[@]}" --wait 2.5
+stop_proxy idle
+check "idle: exits 0 on SIGTERM" test $? -eq 0
+n=$($PY -c 'import json, sys; print(json.loads([l for l in open(sys.argv[1]) if not l.startswith("listening ")][0])["idle_closed"])' "$tmp/idle.out" 2>/dev/null)
+check "idle: the tally counts the connection closed (${n:-none})" test "${n:-0}" -ge 1
 
 # ---- a server that never answers the connect: UNAVAILABLE after --connect-timeout
 timeout -k 2 60 $PY "$peer" blackhole --port-file "$tmp/hole.port" >"$tmp/hole.log" 2>&1 &

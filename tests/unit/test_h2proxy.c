@@ -4,19 +4,25 @@
  * from the test's thread through a client session whose DATA frames are cut
  * where a test says, so that messages split across frames at every point.
  * What is checked: only the kept messages reach the server, byte for byte
- * and in order; a message split anywhere is gathered (and counted) and
- * still exact; a refused message ends its call only (INTERNAL and the
+ * and in order; a message split anywhere is still exact (gathered, and
+ * counted, when frames are short); messages that senders cut with 16 KiB
+ * frames, two streams taking turns, are put back together by the reads,
+ * not copied; a refused message ends its call only (INTERNAL and the
  * judge's text); a server that is not there gives UNAVAILABLE; allocations
- * do not grow with the messages; hp_new's failure and an early hp_stop;
- * hp_listen's sockets sharing one port, and hp_stats_add. The
- * interop test with grpcio peers is tests/grpc/run.sh. */
+ * do not grow with the messages; an idle connection is closed (GOAWAY);
+ * a quiet connection's ring pages are given back; hp_new's failure and an
+ * early hp_stop; hp_listen's sockets sharing one port, and hp_stats_add.
+ * The interop test with grpcio peers is tests/grpc/run.sh. */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <nghttp2/nghttp2.h>
@@ -150,6 +156,8 @@ static void *echo_main(void *arg)
         int fd = accept(lfd, NULL, NULL);
         if (fd < 0)
             break;
+        int one = 1; /* its WINDOW_UPDATEs go out at once */
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
         nghttp2_session *s;
         nghttp2_session_server_new(&s, cb, NULL);
         nghttp2_submit_settings(s, NGHTTP2_FLAG_NONE, NULL, 0);
@@ -192,7 +200,7 @@ static void *loop_main(void *arg)
 
 /* The engine in front of an echo server (or of a port where nothing
  * listens, when with_server is false). */
-static void rig_start(rig *r, bool with_server)
+static void rig_start_idle(rig *r, bool with_server, int idle_ms)
 {
     char err[NET_ERR_LEN + 64];
     uint16_t sport = 0, pport = 0;
@@ -210,10 +218,16 @@ static void rig_start(rig *r, bool with_server)
     snprintf(to, sizeof to, "127.0.0.1:%u", (unsigned)sport);
     snprintf(r->addr, sizeof r->addr, "127.0.0.1:%u", (unsigned)pport);
     hp_config c = {.listen_fd = lfd, .upstream = to, .judge_requests = true,
-                   .judge_responses = false, .judge = judge, .stop_fd = -1, .grace_ms = 1000};
+                   .judge_responses = false, .judge = judge, .stop_fd = -1, .grace_ms = 1000,
+                   .idle_ms = idle_ms};
     r->e = hp_new(&c, err, sizeof err);
     REQUIREF(r->e != NULL, "%s", err);
     REQUIRE(pthread_create(&r->loop, NULL, loop_main, r->e) == 0);
+}
+
+static void rig_start(rig *r, bool with_server)
+{
+    rig_start_idle(r, with_server, 0);
 }
 
 static hp_stats rig_stop(rig *r)
@@ -268,42 +282,79 @@ static int call_data(nghttp2_session *s, uint8_t flags, int32_t sid, const uint8
     return 0;
 }
 
+/* A client connection to the proxy. */
+typedef struct {
+    int fd;
+    nghttp2_session *s;
+    int open;    /* calls not yet ended */
+    bool goaway; /* the proxy sent GOAWAY */
+} client;
+
 static int call_close(nghttp2_session *s, int32_t sid, uint32_t code, void *ud)
 {
     (void)code;
-    int *open = ud;
+    client *cl = ud;
     call *c = nghttp2_session_get_stream_user_data(s, sid);
     if (c != NULL && !c->closed) {
         c->closed = true;
-        (*open)--;
+        cl->open--;
     }
     return 0;
+}
+
+static int client_frame(nghttp2_session *s, const nghttp2_frame *f, void *ud)
+{
+    (void)s;
+    client *cl = ud;
+    if (f->hd.type == NGHTTP2_GOAWAY)
+        cl->goaway = true;
+    return 0;
+}
+
+static void client_open(client *cl, const char *addr)
+{
+    char err[NET_ERR_LEN];
+    memset(cl, 0, sizeof *cl);
+    cl->fd = net_connect(addr, err, sizeof err);
+    REQUIREF(cl->fd >= 0, "%s", err);
+    int one = 1; /* its WINDOW_UPDATEs go out at once */
+    setsockopt(cl->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    nghttp2_session_callbacks *cb;
+    nghttp2_session_callbacks_new(&cb);
+    nghttp2_session_callbacks_set_on_header_callback(cb, call_header);
+    nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cb, call_data);
+    nghttp2_session_callbacks_set_on_stream_close_callback(cb, call_close);
+    nghttp2_session_callbacks_set_on_frame_recv_callback(cb, client_frame);
+    nghttp2_session_client_new(&cl->s, cb, cl);
+    nghttp2_session_callbacks_del(cb);
+    nghttp2_submit_settings(cl->s, NGHTTP2_FLAG_NONE, NULL, 0);
+}
+
+/* The calls, all at once on cl's connection; each ends. */
+static void client_calls(client *cl, call *calls, int n)
+{
+    cl->open = n;
+    for (int i = 0; i < n; i++) {
+        snprintf(calls[i].st.status, sizeof calls[i].st.status, "-");
+        REQUIRE(hc_submit(cl->s, "/t.T/Echo", "t", &calls[i].req, &calls[i]) > 0);
+    }
+    while (cl->open > 0)
+        REQUIREF(peer_round(cl->s, cl->fd, T_MS), "calls did not end (%d open)", cl->open);
+}
+
+static void client_close(client *cl)
+{
+    nghttp2_session_del(cl->s);
+    close(cl->fd);
 }
 
 /* The calls, all at once on one new connection to addr; each ends. */
 static void run_calls(const char *addr, call *calls, int n)
 {
-    char err[NET_ERR_LEN];
-    int fd = net_connect(addr, err, sizeof err);
-    REQUIREF(fd >= 0, "%s", err);
-    int open = n;
-    nghttp2_session_callbacks *cb;
-    nghttp2_session *s;
-    nghttp2_session_callbacks_new(&cb);
-    nghttp2_session_callbacks_set_on_header_callback(cb, call_header);
-    nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cb, call_data);
-    nghttp2_session_callbacks_set_on_stream_close_callback(cb, call_close);
-    nghttp2_session_client_new(&s, cb, &open);
-    nghttp2_session_callbacks_del(cb);
-    nghttp2_submit_settings(s, NGHTTP2_FLAG_NONE, NULL, 0);
-    for (int i = 0; i < n; i++) {
-        snprintf(calls[i].st.status, sizeof calls[i].st.status, "-");
-        REQUIRE(hc_submit(s, "/t.T/Echo", "t", &calls[i].req, &calls[i]) > 0);
-    }
-    while (open > 0)
-        REQUIREF(peer_round(s, fd, T_MS), "calls did not end (%d open)", open);
-    nghttp2_session_del(s);
-    close(fd);
+    client cl;
+    client_open(&cl, addr);
+    client_calls(&cl, calls, n);
+    client_close(&cl);
 }
 
 static void call_free(call *c)
@@ -374,6 +425,70 @@ START_TEST(messages_split_at_every_point)
     hp_stats st = rig_stop(&r);
     ck_assert_uint_gt(st.bytes_copied, 0);
     ck_assert_uint_gt(st.messages_copied, 0);
+}
+END_TEST
+
+/* Messages of 1000 bytes, every seventh dropped, as frames back to back
+ * into out (n of them); the kept ones into kept_out. Sizes returned. */
+static void thousands(uint8_t *out, size_t *len, uint8_t *kept_out, size_t *kept_len, int n,
+                      char tag)
+{
+    *len = *kept_len = 0;
+    for (int i = 0; i < n; i++) {
+        uint8_t *f = out + *len;
+        f[0] = 0, f[1] = 0, f[2] = 0, f[3] = 1000 >> 8, f[4] = 1000 & 0xff;
+        memset(f + 5, tag, 1000);
+        f[5] = i % 7 == 3 ? 'd' : 'k';
+        snprintf((char *)f + 6, 16, "%c%05d", tag, i);
+        *len += 1005;
+        if (f[5] == 'k') {
+            memcpy(kept_out + *kept_len, f, 1005);
+            *kept_len += 1005;
+        }
+    }
+}
+
+/* Senders that frame a stream without regard to its messages (16 KiB DATA
+ * frames, each ending inside a message), two calls at once on one
+ * connection so that their frames take turns, and the echo coming back
+ * framed the same way: every message is exact, and once the proxy saw
+ * frames cut messages, it reads a frame at a time and puts each message's
+ * parts back to back (counted as placed): only the messages cut inside
+ * the reads before that are gathered, at most the four frames of one
+ * 64 KiB window's worth per direction. */
+START_TEST(messages_cut_by_frames_are_placed_not_copied)
+{
+    enum { N = 600 };
+    rig r;
+    rig_start(&r, true);
+    uint8_t *in[2], *want[2];
+    size_t n[2], wn[2];
+    call c[2];
+    memset(c, 0, sizeof c);
+    for (int i = 0; i < 2; i++) {
+        in[i] = malloc(N * 1005);
+        want[i] = malloc(N * 1005);
+        thousands(in[i], &n[i], want[i], &wn[i], N, i ? 'b' : 'a');
+        c[i].req = (hc_body){.p = in[i], .len = n[i], .cut = 16384};
+    }
+    run_calls(r.addr, c, 2);
+    for (int i = 0; i < 2; i++) {
+        REQUIREF(strcmp(c[i].st.status, "0") == 0 && c[i].got_len == wn[i] &&
+                     memcmp(c[i].got, want[i], wn[i]) == 0,
+                 "call %d: status %s, %zu bytes back of %zu", i, c[i].st.status, c[i].got_len,
+                 wn[i]);
+        call_free(&c[i]);
+        free(in[i]);
+        free(want[i]);
+    }
+    hp_stats st = rig_stop(&r);
+    ck_assert_uint_eq(st.messages[0], 2 * N);
+    REQUIREF(st.messages_copied <= 8 && st.bytes_copied <= st.messages_copied * 1000,
+             "%llu bytes copied in %llu messages (%llu placed)",
+             (unsigned long long)st.bytes_copied, (unsigned long long)st.messages_copied,
+             (unsigned long long)st.messages_placed);
+    /* each direction: about one message in 16 is cut by a frame's end */
+    ck_assert_uint_gt(st.messages_placed, N / 8);
 }
 END_TEST
 
@@ -479,6 +594,136 @@ START_TEST(allocations_do_not_grow_with_messages)
 }
 END_TEST
 
+static double mono_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* Waits at most ms for the proxy to end cl's connection: true once the
+ * connection ended. */
+static bool client_wait_closed(client *cl, int ms)
+{
+    double end = mono_s() + ms / 1e3;
+    for (;;) {
+        int left = (int)((end - mono_s()) * 1e3);
+        if (left <= 0)
+            return false;
+        if (!peer_send(cl->s, cl->fd))
+            return true;
+        struct pollfd p = {.fd = cl->fd, .events = POLLIN};
+        if (poll(&p, 1, left) <= 0)
+            return false;
+        uint8_t buf[4096];
+        ssize_t r = recv(cl->fd, buf, sizeof buf, 0);
+        if (r <= 0)
+            return true;
+        nghttp2_session_mem_recv(cl->s, buf, (size_t)r);
+    }
+}
+
+/* A client connection with no call open for the idle timeout is closed:
+ * GOAWAY, then the connection; calls closer together than that keep it. */
+START_TEST(idle_connections_are_closed)
+{
+    rig r;
+    rig_start_idle(&r, true, 500);
+    uint8_t in[512];
+    size_t n = frames(in, kept, 3);
+    client cl;
+    client_open(&cl, r.addr);
+    for (int i = 0; i < 8; i++) { /* 8 calls, 100 ms apart: 0.8 s in all */
+        call c = {.req = {.p = in, .len = n}};
+        client_calls(&cl, &c, 1);
+        ck_assert_str_eq(c.st.status, "0");
+        call_free(&c);
+        usleep(100 * 1000);
+    }
+    REQUIRE(!cl.goaway);
+    double t0 = mono_s();
+    REQUIRE(client_wait_closed(&cl, T_MS));
+    double took = mono_s() - t0; /* the last call ended 0.1 s before t0 */
+    REQUIRE(cl.goaway);
+    REQUIREF(took > 0.3 && took < 3, "closed %.2f s after", took);
+    client_close(&cl);
+    /* a connection on which no call ever came */
+    client_open(&cl, r.addr);
+    t0 = mono_s();
+    REQUIRE(client_wait_closed(&cl, T_MS));
+    took = mono_s() - t0;
+    REQUIREF(cl.goaway && took > 0.4 && took < 3, "goaway %d, closed after %.2f s", cl.goaway,
+             took);
+    client_close(&cl);
+    hp_stats st = rig_stop(&r);
+    ck_assert_uint_eq(st.idle_closed, 2);
+    ck_assert_uint_eq(st.calls, 8);
+}
+END_TEST
+
+/* The resident shared memory of this process (the rings are memfds), KiB. */
+static long rss_shmem_kb(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long kb = -1;
+    while (f != NULL && fgets(line, sizeof line, f) != NULL)
+        if (strncmp(line, "RssShmem:", 9) == 0)
+            kb = strtol(line + 9, NULL, 10);
+    if (f != NULL)
+        fclose(f);
+    return kb;
+}
+
+/* A client that stops reading makes the proxy hold what the server sends
+ * it (up to the stream's window): 4 MB of echo fill as much of the server
+ * connection's ring (and the request, on its way, the client's). Once the
+ * client read it all and both connections are quiet (they stay open), the
+ * rings' pages are given back. */
+START_TEST(quiet_connections_give_ring_pages_back)
+{
+    enum { N = 4000 };
+    rig r;
+    rig_start(&r, true);
+    uint8_t *in = malloc(N * 1005), *want = malloc(N * 1005);
+    size_t n, wn;
+    thousands(in, &n, want, &wn, N, 'q');
+    long before = rss_shmem_kb();
+    REQUIRE(before >= 0);
+    client cl;
+    client_open(&cl, r.addr);
+    call c = {.req = {.p = in, .len = n}};
+    snprintf(c.st.status, sizeof c.st.status, "-");
+    cl.open = 1;
+    REQUIRE(hc_submit(cl.s, "/t.T/Echo", "t", &c.req, &c) > 0);
+    /* the request goes out whole (the proxy's windows take it) */
+    for (double end = mono_s() + T_MS / 1e3; c.req.sent < c.req.len && mono_s() < end;)
+        peer_round(cl.s, cl.fd, 50);
+    REQUIRE(c.req.sent == c.req.len && peer_send(cl.s, cl.fd));
+    usleep(1000 * 1000); /* unread, the echo waits in the proxy */
+    long during = rss_shmem_kb();
+    while (cl.open > 0)
+        REQUIREF(peer_round(cl.s, cl.fd, T_MS), "the call did not end");
+    REQUIREF(strcmp(c.st.status, "0") == 0 && c.got_len == wn && memcmp(c.got, want, wn) == 0,
+             "status %s, %zu bytes back of %zu", c.st.status, c.got_len, wn);
+    REQUIREF(during - before >= 3 * 1024, "%ld KiB resident before the call, %ld while the "
+             "client did not read", before, during);
+    long after = during;
+    for (int i = 0; i < 50 && after - before > 512; i++) {
+        usleep(100 * 1000);
+        after = rss_shmem_kb();
+    }
+    REQUIREF(after - before <= 512, "%ld KiB resident before the call, %ld while the client "
+             "did not read, %ld once quiet", before, during, after);
+    call_free(&c);
+    client_close(&cl);
+    free(in);
+    free(want);
+    hp_stats st = rig_stop(&r);
+    ck_assert_uint_ge(st.ring_bytes_released, 3u << 20);
+}
+END_TEST
+
 START_TEST(new_fails_cleanly)
 {
     char err[256] = "";
@@ -580,10 +825,13 @@ static Suite *h2proxy_suite(void)
     TCase *t = su_tcase(s, "engine", NULL, NULL, 60);
     tcase_add_test(t, kept_messages_reach_the_server_exactly);
     tcase_add_test(t, messages_split_at_every_point);
+    tcase_add_test(t, messages_cut_by_frames_are_placed_not_copied);
     tcase_add_test(t, refused_message_ends_its_call_only);
     tcase_add_test(t, malformed_messages);
     tcase_add_test(t, server_not_there_is_unavailable);
     tcase_add_test(t, allocations_do_not_grow_with_messages);
+    tcase_add_test(t, idle_connections_are_closed);
+    tcase_add_test(t, quiet_connections_give_ring_pages_back);
     tcase_add_test(t, new_fails_cleanly);
     tcase_add_test(t, stop_before_run);
     tcase_add_test(t, listen_shares_one_port);
