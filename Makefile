@@ -452,7 +452,7 @@ $(BUILD)/bin/seeds: tests/fuzz/seeds.c $(MODEL_OBJ)
 $(BUILD)/bin/mkcorpus: tests/fuzz/corpus.c $(MODEL_OBJ)
 	@mkdir -p $(@D)
 	$(call say,CC,$@)
-	$(Q)$(CC) $(CFLAGS) $(GEN_INC) $< $(MODEL_OBJ) -o $@ $(LDFLAGS) $(LDLIBS)
+	$(Q)$(CC) $(CFLAGS) $(GEN_INC) $(TEST_CFLAGS) $< $(MODEL_OBJ) -o $@ $(LDFLAGS) $(LDLIBS)
 
 # The seeds are cut from what the gcc build's triage-demo generates.
 fuzz-build: deps $(BUILD)/triage-demo

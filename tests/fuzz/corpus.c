@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 
 #include "frames.h"
+#include "support/demo/details.h"
 #include "tr_optics.h"
 
 static const char *outdir;
@@ -85,19 +86,6 @@ static void put_str(const char *sub, const char *name, str s)
 }
 
 /* ---- handmade cases */
-
-#define INCIDENT(sev, tier)                                                          \
-    "{\"type\":\"Incident\",\"severity\":\"" sev "\",\"startedAt\":1,\"mitigated\":false,"  \
-    "\"impact\":{\"users\":1,\"errorRate\":0.5,\"service\":{\"name\":\"s\",\"tier\":\"" tier \
-    "\",\"region\":\"r\"}}}"
-#define BUG(mod)                                                                     \
-    "{\"type\":\"Bug\",\"component\":\"c\",\"build\":\"b\",\"reproducible\":true,"        \
-    "\"trace\":{\"exception\":\"e\",\"message\":\"m\",\"frames\":[{\"module\":\"" mod      \
-    "\",\"function\":\"f\",\"file\":\"x.c\",\"line\":3}]}}"
-#define REQUEST(votes, plan)                                                         \
-    "{\"type\":\"Request\",\"product\":\"p\",\"votes\":{\"count\":" votes "},"            \
-    "\"quarter\":\"q\",\"requester\":{\"name\":\"n\",\"contract\":{\"plan\":\"" plan      \
-    "\",\"seats\":2,\"renewsAt\":3}}}"
 
 static const struct {
     const char *name, *text;

@@ -27,6 +27,7 @@
 #include "tr_model.h"
 #include "verify.h"
 #include "support/bytes.h"
+#include "support/demo/details.h"
 
 /* A piece of text that may hold NULs. */
 typedef struct {
@@ -40,22 +41,9 @@ static inline vc_piece vc_pz(const char *s) { return (vc_piece){s, strlen(s)}; }
 static inline vc_piece vc_of(const bb *b) { return (vc_piece){(const char *)b->p, b->n}; }
 static inline tr_message vc_msg(const bb *b) { return (tr_message){b->p, b->n}; }
 
-/* The demo's literal details (one of each case), and the detail members
- * the default rules keep and drop. Completed for the schema at hand by
- * vc_complete_detail and vc_complete_member. */
-#define INCIDENT(sev, tier)                                                          \
-    "{\"type\":\"Incident\",\"severity\":\"" sev "\",\"startedAt\":1,\"mitigated\":false,"  \
-    "\"impact\":{\"users\":1,\"errorRate\":0.5,\"service\":{\"name\":\"s\",\"tier\":\"" tier \
-    "\",\"region\":\"r\"}}}"
-#define BUG(mod)                                                                     \
-    "{\"type\":\"Bug\",\"component\":\"c\",\"build\":\"b\",\"reproducible\":true,"        \
-    "\"trace\":{\"exception\":\"e\",\"message\":\"m\",\"frames\":[{\"module\":\"" mod      \
-    "\",\"function\":\"f\",\"file\":\"x.c\",\"line\":3}]}}"
-#define REQUEST(votes, plan)                                                         \
-    "{\"type\":\"Request\",\"product\":\"p\",\"votes\":{\"count\":" votes "},"            \
-    "\"quarter\":\"q\",\"requester\":{\"name\":\"n\",\"contract\":{\"plan\":\"" plan      \
-    "\",\"seats\":2,\"renewsAt\":3}}}"
-
+/* The demo's literal details (one of each case: details.h), and the
+ * detail members the default rules keep and drop. Completed for the schema
+ * at hand by vc_complete_detail and vc_complete_member. */
 #define D_KEEP "\"detail\":" INCIDENT("Sev1", "Critical")
 #define D_DROP "\"detail\":" INCIDENT("Sev4", "Minor")
 
