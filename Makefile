@@ -263,7 +263,7 @@ test-gen: deps
 # system, its children's too), and FAILED when it failed. The slowest are
 # listed first, so that they start first.
 UNIT_FIRST := test_optics_corruptions test_decode e2e test_optics_messages test_optics_prefixes \
-              test_oracle test_optics_threats test_valid
+              test_oracle test_optics_threats test_jsonvalid
 UNIT_NAMES := $(TEST_BIN:$(BUILD)/tests/%=%) e2e e2e_reliability
 UNIT_RUNS := $(addprefix unit-,$(foreach n,$(UNIT_FIRST),$(filter $(n),$(UNIT_NAMES))) \
              $(filter-out $(UNIT_FIRST),$(UNIT_NAMES)))

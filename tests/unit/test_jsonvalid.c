@@ -1,4 +1,4 @@
-/* test_valid.c: the Check suite for runtime/valid.{h,c}, the one-pass block
+/* test_jsonvalid.c: the Check suite for runtime/jsonvalid.{h,c}, the one-pass block
  * validator, against js_validate (json.h) as the reference.
  *
  * The property: on a text whose value is an object or an array, jv_valid is
@@ -374,7 +374,7 @@ END_TEST
 
 static Suite *suite(void)
 {
-    Suite *s = suite_create("valid");
+    Suite *s = suite_create("jsonvalid");
     TCase *tc = su_tcase(s, "valid", NULL, NULL, 600);
     tcase_add_loop_test(tc, test_handmade, 0, SIMD_WIDTHS);
     tcase_add_loop_test(tc, test_block_offsets, 0, SIMD_WIDTHS);

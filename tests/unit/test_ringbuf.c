@@ -1,4 +1,4 @@
-/* test_ring.c: the read buffer, mirrored and flat: contiguity across the
+/* test_ringbuf.c: the read buffer, mirrored and flat: contiguity across the
  * wrap point, the copy and allocation counters, and a model check. */
 #include <stdlib.h>
 #include <string.h>
@@ -262,7 +262,7 @@ END_TEST
 
 static Suite *ring_suite(void)
 {
-    Suite *s = suite_create("ring");
+    Suite *s = suite_create("ringbuf");
     TCase *t = su_tcase(s, "ring", NULL, NULL, 60);
     tcase_add_test(t, capacity_rounds_to_pages);
     tcase_add_test(t, mirror_shows_the_same_bytes_twice);

@@ -1,4 +1,4 @@
-/* test_inflate.c: gzip messages inflated into the reused buffer: round trips
+/* test_gzip.c: gzip messages inflated into the reused buffer: round trips
  * of generated Issues, mixed frames through the splitter, verdicts equal to
  * the plain messages', and the bad cases (bomb, corrupt, truncated, CRC). */
 #include <libdeflate.h>
@@ -700,7 +700,7 @@ END_TEST
 
 static Suite *inflate_suite(void)
 {
-    Suite *s = suite_create("inflate");
+    Suite *s = suite_create("gzip");
     TCase *t = su_tcase(s, "round_trip", NULL, NULL, 120);
     tcase_add_test(t, round_trip_generated);
     tcase_add_test(t, empty_message_round_trip);
