@@ -1,6 +1,6 @@
 /* rng.h: reproducible random numbers for tests (xorshift64*).
  *
- * Not the generator's rg_rng (runtime/rand.h), which draws the model's
+ * Not the generator's rg_rng (runtime/rng.h), which draws the model's
  * values: these choose test inputs (lengths, positions, bytes), and a test
  * that prints its seed can be run again exactly. */
 #ifndef TR_TEST_RNG_H

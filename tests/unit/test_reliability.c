@@ -1,5 +1,5 @@
 /* test_reliability.c: issue 16's hash. No input costs more than linear time:
- * the duplicate-key check (ob_dup_key, runtime/reader.c) hashes keys with
+ * the duplicate-key check (ob_dup_key, runtime/object.c) hashes keys with
  * SipHash-1-3 under a key drawn per process, finds the first repeat at
  * every table size and when its arena is full, and keys built to collide
  * under the old unkeyed hash (flood.h) cost what random keys cost. The
