@@ -287,13 +287,15 @@ out=$$(printf '== %s (%s)%s\n' "$(1)" "$$took" "$$bad"; cat $$log); printf '%s\n
 endef
 
 # The sanitizer build: clang, ASan and UBSan, in build/san (test-san,
-# test-grpc). $(san_make) TARGET makes TARGET there.
+# test-grpc). $(san_make) TARGET makes TARGET there; a recipe line using it
+# starts with +, for make sees a sub-make only in a literal $(MAKE) and would
+# otherwise run it without the jobserver (-j1).
 SAN_BUILD := build/san
 SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 san_make = $(MAKE) --no-print-directory BUILD=$(SAN_BUILD) OPT=-O1 CC=clang SANFLAGS="$(SAN_FLAGS)"
 
 test-san:
-	$(san_make) test-unit
+	+$(san_make) test-unit
 
 # Every benchmark, into build/bench: latest.json, the page RESULTS.md and the
 # plots (installs the bench's Debian packages first: scripts/deps.sh --bench).
@@ -326,7 +328,7 @@ test:
 test-unit-build: all $(TEST_BIN)
 
 test-build: test-unit-build $(BUILD)/tests/rawclient
-	$(san_make) test-unit-build $(SAN_BUILD)/tests/rawclient
+	+$(san_make) test-unit-build $(SAN_BUILD)/tests/rawclient
 	$(MAKE) --no-print-directory fuzz-build
 	$(MAKE) --no-print-directory models-build
 
@@ -352,10 +354,10 @@ for_models = @set -e; for m in $(MODELS); do n=$$(basename $$m .schema); \
 	    $(1); done
 
 test-models:
-	$(call for_models,model-check)
+	+$(call for_models,model-check)
 
 models-build:
-	$(call for_models,model-build)
+	+$(call for_models,model-build)
 
 # model-build and model-check make themselves again with the fuzz build's
 # flags (MODEL_ONLY=1), then build the suites and the harnesses there.

@@ -16,5 +16,5 @@ $(BUILD)/tests/rawclient: tests/grpc/rawclient.c $(RUNTIME_OBJ)
 	$(Q)$(CC) $(CFLAGS) $(RUNTIME_INC) $< $(RUNTIME_OBJ) -o $@ $(LDFLAGS) $(LDLIBS)
 
 test-grpc-san:
-	$(san_make) $(SAN_BUILD)/triage-demo $(SAN_BUILD)/tests/rawclient
+	+$(san_make) $(SAN_BUILD)/triage-demo $(SAN_BUILD)/tests/rawclient
 	tests/grpc/run.sh $(SAN_BUILD)/triage-demo $(SAN_BUILD)/tests/rawclient
