@@ -19,6 +19,7 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "cmd.h"
 #include "h2proxy.h"
 #include "gzip.h"
@@ -122,12 +123,12 @@ static int px_judge(void *ctx, const hp_message *m, char *why, size_t whylen)
     }
     int kind = -1;
     bool keep;
-    uint64_t t0 = pp_now_ns(); /* the monotonic clock is read in user space */
+    uint64_t t0 = clk_now_ns(); /* the monotonic clock is read in user space */
     if (x->reader == RD_OPTICS)
         keep = rd_message(x->rd, x->verify, msg) && po_judge(&x->policy, &x->rd->ru, &kind);
     else
         keep = rd_decode(x->rd, msg) && po_judge(&x->policy, &x->rd->ru, &kind);
-    tl_judge_time(&x->tally, 1, pp_now_ns() - t0);
+    tl_judge_time(&x->tally, 1, clk_now_ns() - t0);
     tl_count(&x->tally, kind, keep, frame);
     return keep ? HP_KEEP : HP_DROP;
 }
@@ -476,7 +477,7 @@ int cmd_proxy(int argc, char **argv)
             goto out;
         }
     }
-    uint64_t t0 = pp_now_ns();
+    uint64_t t0 = clk_now_ns();
     if (n == 1) {
         if (hp_run(w[0].e, err, sizeof err) != 0) {
             fprintf(stderr, "triage-demo proxy: %s\n", err);
@@ -485,7 +486,7 @@ int cmd_proxy(int argc, char **argv)
     } else if (px_run_threads(w, n, sfd) != 0) {
         goto out;
     }
-    double seconds = (double)(pp_now_ns() - t0) / 1e9;
+    double seconds = (double)(clk_now_ns() - t0) / 1e9;
     hp_stats sum;
     memset(&sum, 0, sizeof sum);
     for (int i = 0; i < n; i++) {

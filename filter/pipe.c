@@ -6,15 +6,9 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "clock.h"
 #include "reader.h"
 #include "tr_optics.h"
-
-uint64_t pp_now_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
 
 pp_pipe *pp_new(rd_type reader, const po_policy *policy, char *err, size_t errlen)
 {
@@ -139,14 +133,14 @@ static pp_status handle_batch(pp_pipe *pp, size_t n)
          * clock's time for each step: the thread CPU clock is a system
          * call (~0.4 us here), too dear to read per message, while the
          * monotonic one is read in user space (~20 ns). */
-        uint64_t c0 = cpu_ns(), t = pp_now_ns(), inflate_mono = 0, judge_mono = 0;
+        uint64_t c0 = cpu_ns(), t = clk_now_ns(), inflate_mono = 0, judge_mono = 0;
         uint64_t judged = 0;
         for (size_t i = 0; i < n; i++) {
             const fr_frame *f = &pp->batch[i];
             tr_message m = f->msg;
             if (f->compressed) {
                 tr_error e = gz_inflate(&pp->gz, f->msg, &m);
-                uint64_t t1 = pp_now_ns();
+                uint64_t t1 = clk_now_ns();
                 inflate_mono += t1 - t;
                 t = t1;
                 if (e.code != TR_E_OK) {
@@ -160,7 +154,7 @@ static pp_status handle_batch(pp_pipe *pp, size_t n)
                 pp->inflated_bytes += m.n;
             }
             pp->keep[i] = judge_one(pp, m, &pp->kind[i]);
-            uint64_t t2 = pp_now_ns();
+            uint64_t t2 = clk_now_ns();
             judge_mono += t2 - t;
             judged++;
             t = t2;

@@ -107,7 +107,4 @@ pp_status pp_feed(pp_pipe *pp, const uint8_t *p, const uint8_t *end, size_t off,
  * feed). The tally is in pp->tally. */
 fw_outcome pp_stream(pp_pipe *pp, int in, int out, const fw_opts *o, fw_result *res);
 
-/* Nanoseconds on the monotonic clock. */
-uint64_t pp_now_ns(void);
-
 #endif

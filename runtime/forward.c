@@ -8,15 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
-static uint64_t now_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
+#include "clock.h"
 
 void fw_sink_init(fw_sink *s, struct iovec *iov, size_t cap)
 {
@@ -95,9 +89,9 @@ static int finish_output(int out, int linger_ms, fw_result *res)
     shutdown(out, SHUT_WR);
     if (linger_ms <= 0)
         return 0;
-    uint64_t deadline = now_ns() + (uint64_t)linger_ms * 1000000u;
+    uint64_t deadline = clk_now_ns() + (uint64_t)linger_ms * 1000000u;
     for (;;) {
-        uint64_t now = now_ns();
+        uint64_t now = clk_now_ns();
         if (now >= deadline)
             return 0; /* it keeps the connection open: not ours to judge */
         struct pollfd p = {.fd = out, .events = POLLIN};
@@ -158,7 +152,7 @@ static void maybe_progress(progress_clock *pc, const tl_tally *t)
 {
     if (pc->o->progress == NULL)
         return;
-    uint64_t now = now_ns();
+    uint64_t now = clk_now_ns();
     if (now < pc->next_ns)
         return;
     pc->next_ns = now + 200000000u;
@@ -417,7 +411,7 @@ static void stream_2(const fw_feeder *fe, rb_ring *ring, int in, int out, const 
 
 fw_outcome fw_run(const fw_feeder *fe, int in, int out, const fw_opts *o, fw_result *res)
 {
-    uint64_t t0 = now_ns();
+    uint64_t t0 = clk_now_ns();
     memset(res, 0, sizeof *res);
     res->outcome = FW_DONE;
     rb_ring ring;
@@ -443,7 +437,7 @@ fw_outcome fw_run(const fw_feeder *fe, int in, int out, const fw_opts *o, fw_res
     fe->tally->bytes_copied += ring.bytes_copied;
     *fe->ring = NULL;
     rb_destroy(&ring);
-    res->seconds = (double)(now_ns() - t0) / 1e9;
+    res->seconds = (double)(clk_now_ns() - t0) / 1e9;
     return res->outcome;
 }
 

@@ -24,11 +24,11 @@
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <nghttp2/nghttp2.h>
 
+#include "clock.h"
 #include "error.h"
 #include "net.h"
 #include "ringbuf.h"
@@ -240,13 +240,6 @@ struct hp_engine {
     /* tags for epoll: which descriptor fired */
     char tag_listen, tag_stop, tag_efd;
 };
-
-static uint64_t now_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
 
 static void *xmalloc(hp_engine *e, size_t n)
 {
@@ -643,7 +636,7 @@ static void idle_enter(hp_conn *c)
     hp_engine *e = c->e;
     if (c->in_idle || c->upstream || c->closed || e->idle_ns == 0)
         return;
-    c->idle_since = now_ns();
+    c->idle_since = clk_now_ns();
     c->iprev = e->idle_tail;
     c->inext = NULL;
     if (e->idle_tail)
@@ -1027,7 +1020,7 @@ static hp_conn *upstream_get(hp_engine *e, char *err, size_t errlen)
     if (c == NULL)
         return NULL;
     c->connecting = rc < 0;
-    c->connect_deadline = now_ns() + (uint64_t)e->cfg.connect_ms * 1000000u;
+    c->connect_deadline = clk_now_ns() + (uint64_t)e->cfg.connect_ms * 1000000u;
     conn_events(c);
     e->st.upstream_connections++;
     e->up = c;
@@ -1905,7 +1898,7 @@ static void ring_commit(hp_conn *c, size_t n)
     if (end > c->touched)
         c->touched = end;
     if (e->sweep_ns == 0)
-        e->sweep_ns = now_ns() + HP_SWEEP_MS * 1000000ull;
+        e->sweep_ns = clk_now_ns() + HP_SWEEP_MS * 1000000ull;
 }
 
 /* n bytes a read put at p (in the ring or beside it) go to the walk and
@@ -2269,13 +2262,13 @@ static void drain_start(hp_engine *e)
     if (e->draining) {
         /* asked again: stop now; but not for the copy of one signal that
          * arrives twice (`timeout` sends it to the child and its group) */
-        if (now_ns() - e->drain_ns > 1000000000u)
-            e->deadline_ns = now_ns();
+        if (clk_now_ns() - e->drain_ns > 1000000000u)
+            e->deadline_ns = clk_now_ns();
         return;
     }
-    e->drain_ns = now_ns();
+    e->drain_ns = clk_now_ns();
     e->draining = true;
-    e->deadline_ns = now_ns() + (uint64_t)e->cfg.grace_ms * 1000000u;
+    e->deadline_ns = clk_now_ns() + (uint64_t)e->cfg.grace_ms * 1000000u;
     if (e->lfd >= 0) {
         epoll_ctl(e->ep, EPOLL_CTL_DEL, e->lfd, NULL);
         close(e->lfd);
@@ -2445,7 +2438,7 @@ int hp_run(hp_engine *e, char *err, size_t errlen)
         if (e->draining && e->ncalls == 0)
             break;
         int timeout = -1;
-        uint64_t now = now_ns();
+        uint64_t now = clk_now_ns();
         if (e->draining) {
             if (now >= e->deadline_ns) {
                 cancel_all(e);

@@ -66,7 +66,7 @@ RUNTIME_NAMES = {
     "tr_message": "runtime/view.h",
     "TR_RUNTIME_VERSION": "runtime/version.h",
     "TR_VERSION": "runtime/version.h",
-    **{f"TR_{h.upper()}_H": f"runtime/{h}.h" for h in """arena blocks error forward frames gzip
+    **{f"TR_{h.upper()}_H": f"runtime/{h}.h" for h in """arena blocks clock error forward frames gzip
        h2proxy json jsonvalid net object optic policy ringbuf rng rules skip tally version
        view""".split()},
 }
