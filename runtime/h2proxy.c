@@ -1495,11 +1495,18 @@ static hp_call *stream_call(hp_conn *c, int32_t sid)
     return nghttp2_session_get_stream_user_data(c->s, sid);
 }
 
+/* The half of call k that receives what c carries: the response from the
+ * server's connection, the request from a client's. */
+static hp_half *half_from(const hp_conn *c, hp_call *k)
+{
+    return c->upstream ? &k->rsp : &k->req;
+}
+
 /* The half of a call that receives what c's stream sid carries. */
 static hp_half *conn_half(hp_conn *c, int32_t sid)
 {
     hp_call *k = c->s != NULL && sid > 0 ? stream_call(c, sid) : NULL;
-    return k == NULL ? NULL : c->upstream ? &k->rsp : &k->req;
+    return k == NULL ? NULL : half_from(c, k);
 }
 
 static int on_begin_headers(nghttp2_session *s, const nghttp2_frame *f, void *ud)
@@ -1618,7 +1625,7 @@ static int on_frame_recv(nghttp2_session *s, const nghttp2_frame *f, void *ud)
     if (k == NULL)
         return 0;
     if (f->hd.type == NGHTTP2_DATA) /* its padding counts in the window too */
-        (c->upstream ? &k->rsp : &k->req)->win.rx += f->data.padlen;
+        half_from(c, k)->win.rx += f->data.padlen;
     bool end = (f->hd.flags & NGHTTP2_FLAG_END_STREAM) != 0;
     if (!c->upstream) {
         if (f->hd.type == NGHTTP2_HEADERS && f->headers.cat == NGHTTP2_HCAT_REQUEST) {
@@ -1668,7 +1675,7 @@ static int on_data_chunk(nghttp2_session *s, uint8_t flags, int32_t sid, const u
     (void)flags;
     hp_conn *c = ud;
     hp_call *k = nghttp2_session_get_stream_user_data(s, sid);
-    hp_half *h = k != NULL ? (c->upstream ? &k->rsp : &k->req) : NULL;
+    hp_half *h = k != NULL ? half_from(c, k) : NULL;
     /* every DATA byte lies in the ring, or where a framed read put the
      * rest of a gathered message: the walk and nghttp2 agree on the
      * framing (a view elsewhere would be a view of the wrong bytes) */
