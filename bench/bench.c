@@ -3,17 +3,15 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "clock.h"
 #include "issues.h"
 
 volatile uint64_t bn_sink;
 
 double bn_now(void)
 {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+    return (double)clk_now_ns() / 1e9;
 }
 
 bool bn_pool_make(bn_pool *p, size_t count, int size, bool detail_first)

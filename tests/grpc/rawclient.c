@@ -18,11 +18,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <nghttp2/nghttp2.h>
 
+#include "clock.h"
 #include "h2call.h"
 #include "net.h"
 
@@ -159,8 +159,7 @@ int main(int argc, char **argv)
             return 1;
         }
     }
-    struct timespec t0, t;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    uint64_t t0 = clk_now_ns();
     bool dead = false;
     while (nclosed < ncalls && !dead) {
         const uint8_t *d;
@@ -177,8 +176,7 @@ int main(int argc, char **argv)
                 off += w;
             }
         }
-        clock_gettime(CLOCK_MONOTONIC, &t);
-        long left = 10000 - ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000);
+        long left = 10000 - (long)((clk_now_ns() - t0) / 1000000);
         struct pollfd p = {.fd = fd, .events = POLLIN};
         if (dead || left <= 0 || poll(&p, 1, (int)left) <= 0)
             break;

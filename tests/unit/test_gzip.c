@@ -4,8 +4,8 @@
 #include <libdeflate.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "clock.h"
 #include "frames.h"
 #include "gzip.h"
 #include "issues.h"
@@ -26,9 +26,7 @@ static void *count_malloc(size_t n)
 
 static double now(void)
 {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+    return (double)clk_now_ns() / 1e9;
 }
 
 /* A gzip member of [p, p + n) in a fresh malloc'd buffer; *out_n its size. */

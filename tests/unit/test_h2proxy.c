@@ -22,12 +22,12 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <nghttp2/nghttp2.h>
 
 #include "../grpc/h2call.h"
+#include "clock.h"
 #include "h2proxy.h"
 #include "net.h"
 #include "support/suite.h"
@@ -596,9 +596,7 @@ END_TEST
 
 static double mono_s(void)
 {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+    return (double)clk_now_ns() / 1e9;
 }
 
 /* Waits at most ms for the proxy to end cl's connection: true once the
