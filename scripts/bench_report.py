@@ -236,12 +236,14 @@ def run_facts():
     """What the page says about the run: the machine, when, which commit, the
     compilers. scripts/bench.sh records them (--facts) beside latest.json when it
     runs the bench, so a page published later still tells the run's."""
-    first = lambda s, none: s.splitlines()[0] if s else none  # noqa: E731
+    def version(compiler, none):
+        out = cmd(compiler, "--version")
+        return out.splitlines()[0] if out else none
+
     return {"machine": machine(),
             "run": time.strftime("%Y-%m-%d %H:%M %Z"),
             "commit": cmd("git", "rev-parse", "--short", "HEAD") or "unknown",
-            "compilers": "%s; %s" % (first(cmd("cc", "--version"), "cc ?"),
-                                     first(cmd("g++", "--version"), "no g++"))}
+            "compilers": "%s; %s" % (version("cc", "cc ?"), version("g++", "no g++"))}
 
 
 def main():
