@@ -5,6 +5,7 @@
 #include <stdalign.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "suite.h"
 
@@ -58,4 +59,11 @@ void fx_teardown(void)
 {
     while (live.next != &live)
         fx_free((char *)live.next + HEAD);
+}
+
+void *fx_mapped(size_t n)
+{
+    void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    REQUIREF(p != MAP_FAILED, "cannot map %zu bytes", n);
+    return p;
 }

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fixture.h"
 #include "rng.h"
 #include "suite.h"
 
@@ -16,8 +17,7 @@ void tj_reset(void)
 {
     if (tj_mem == NULL) {
         tj_cap = 64u << 20;
-        tj_mem = malloc(tj_cap);
-        REQUIRE(tj_mem != NULL);
+        tj_mem = fx_mapped(tj_cap);
     }
     tj_used = 0;
 }

@@ -150,7 +150,7 @@ END_TEST
 static Suite *corruptions_suite(void)
 {
     Suite *s = suite_create("optics_corruptions");
-    TCase *t = su_tcase(s, "corruptions", oc_setup, NULL, 900);
+    TCase *t = su_tcase(s, "corruptions", oc_setup, oc_teardown, 900);
     tcase_add_test(t, test_corruptions);
     return s;
 }

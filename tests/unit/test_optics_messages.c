@@ -122,7 +122,7 @@ END_TEST
 static Suite *messages_suite(void)
 {
     Suite *s = suite_create("optics_messages");
-    TCase *t = su_tcase(s, "messages", oc_setup, NULL, 600);
+    TCase *t = su_tcase(s, "messages", oc_setup, oc_teardown, 600);
     tcase_add_loop_test(t, test_generated_and_variants, 0, SIMD_WIDTHS);
     tcase_add_test(t, test_variants_identical);
     return s;

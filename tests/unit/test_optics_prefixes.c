@@ -98,7 +98,7 @@ END_TEST
 static Suite *prefixes_suite(void)
 {
     Suite *s = suite_create("optics_prefixes");
-    TCase *t = su_tcase(s, "prefixes", oc_setup, NULL, 900);
+    TCase *t = su_tcase(s, "prefixes", oc_setup, oc_teardown, 900);
     tcase_add_test(t, test_prefixes);
     return s;
 }

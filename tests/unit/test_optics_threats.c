@@ -1176,7 +1176,7 @@ END_TEST
 static Suite *threats_suite(void)
 {
     Suite *s = suite_create("optics_threats");
-    TCase *t = su_tcase(s, "threats", oc_setup, NULL, 600);
+    TCase *t = su_tcase(s, "threats", oc_setup, oc_teardown, 600);
     tcase_add_test(t, test_threat_duplicate_detail);
     tcase_add_test(t, test_threat_duplicate_in_focus);
     tcase_add_test(t, test_threat_escapes);

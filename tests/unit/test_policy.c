@@ -29,25 +29,28 @@
 #include "policy.h"
 #include "reader.h"
 #include "tr_model.h"
+#include "support/fixture.h"
 #include "support/suite.h"
 
 /* ---- the messages ---- */
 
 static rd_reader *rd;
 static ar_arena dec_arena;
-static uint8_t *dec_mem;
 static uint8_t *enc_buf;
 
 static void setup(void)
 {
-    if (rd == NULL) {
-        rd = rd_new();
-        REQUIRE(rd != NULL);
-        dec_mem = malloc(RD_DECODE_ARENA);
-        enc_buf = malloc(ISS_MAX_MESSAGE);
-        REQUIRE(dec_mem != NULL && enc_buf != NULL);
-    }
-    ar_init(&dec_arena, dec_mem, RD_DECODE_ARENA);
+    rd = rd_new();
+    REQUIRE(rd != NULL);
+    fx_arena(&dec_arena, RD_DECODE_ARENA);
+    enc_buf = fx_alloc(ISS_MAX_MESSAGE);
+}
+
+static void teardown(void)
+{
+    rd_free(rd);
+    rd = NULL;
+    fx_teardown();
 }
 
 static bool named(js_str s, const char *name)
@@ -729,7 +732,7 @@ END_TEST
 int main(void)
 {
     Suite *s = suite_create("policy");
-    TCase *tc = su_tcase(s, "policy", setup, NULL, 120);
+    TCase *tc = su_tcase(s, "policy", setup, teardown, 120);
     tcase_add_test(tc, default_is_model_md_policy);
     tcase_add_test(tc, default_reads_lazily);
     tcase_add_test(tc, json_default_means_default_rules);

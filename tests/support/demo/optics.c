@@ -9,6 +9,7 @@
 #include "policy.h"
 #include "reader.h"
 #include "tr_optics.h"
+#include "support/fixture.h"
 #include "support/guard.h"
 #include "support/simd.h"
 #include "support/tree.h"
@@ -50,12 +51,18 @@ void oc_setup(void)
         REQUIRE(rd != NULL);
     }
     if (dec_mem == NULL) {
-        dec_mem = malloc(DEC_CAP);
-        REQUIRE(dec_mem != NULL);
+        dec_mem = fx_mapped(DEC_CAP);
     }
     ar_init(&oc_arena, dec_mem, DEC_CAP);
     tj_reset();
     sk_init();
+}
+
+void oc_teardown(void)
+{
+    rd_free(rd);
+    rd = NULL;
+    po_free(&pol);
 }
 
 /* ---- failures keep their input ---- */
