@@ -25,7 +25,7 @@
 
 /* The arena a full decode of one message needs at most: lists of small
  * values become arrays of 8- or 16-byte items (a 4 MiB message of empty
- * strings needs about 22 MiB, test_verify shows), so 16 x the 4 MiB frame
+ * strings needs about 22 MiB, test_verify_limits shows), so 16 x the 4 MiB frame
  * limit; pages never touched cost nothing. */
 #define RD_DECODE_ARENA (64u << 20)
 
