@@ -564,13 +564,18 @@ static void walk(hp_conn *c, const uint8_t *p, size_t n)
                 c->win.rx += t;
             w->left -= (uint32_t)t;
         } else {
+            /* a header read whole is parsed where it lies; one cut by
+             * the read's end is put together in fh */
+            const uint8_t *h = p;
             t = HP_FRAME_HD - w->fh_have;
-            if (t > n)
-                t = n;
-            memcpy(w->fh + w->fh_have, p, t);
-            w->fh_have = (uint8_t)(w->fh_have + t);
-            if (w->fh_have == HP_FRAME_HD) {
-                const uint8_t *h = w->fh;
+            if (w->fh_have > 0 || t > n) {
+                if (t > n)
+                    t = n;
+                memcpy(w->fh + w->fh_have, p, t);
+                w->fh_have = (uint8_t)(w->fh_have + t);
+                h = w->fh_have == HP_FRAME_HD ? w->fh : NULL;
+            }
+            if (h != NULL) {
                 w->fh_have = 0;
                 w->len = w->left = (uint32_t)h[0] << 16 | (uint32_t)h[1] << 8 | h[2];
                 w->type = h[3];
