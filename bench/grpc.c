@@ -435,6 +435,7 @@ typedef struct {
     uint8_t hdr[5];
     uint8_t have;   /* prefix bytes of it received */
     bool status_ok, done;
+    int status;     /* grpc-status, -1 before it came */
     /* echo mode: one request out, its answer back, then the next */
     uint64_t want;
     double t_sent;
@@ -444,6 +445,8 @@ typedef struct {
 typedef struct {
     cl_stream *st;
     int n, done, failed;
+    char why[300];   /* the first failed call: its stream, code, status and message */
+    char msg[160];   /* the last non-empty grpc-message */
     uint64_t msgs, bytes;
     bool echo;
     double *lat;     /* echo mode: each answer's round trip, seconds */
@@ -537,10 +540,16 @@ static int cl_header(nghttp2_session *s, const nghttp2_frame *f, const uint8_t *
                      const uint8_t *val, size_t vl, uint8_t flags, void *ud)
 {
     (void)flags;
-    (void)ud;
+    cl_run *r = ud;
     cl_stream *st = nghttp2_session_get_stream_user_data(s, f->hd.stream_id);
-    if (st != NULL && nl == 11 && memcmp(name, "grpc-status", 11) == 0)
+    if (st != NULL && nl == 11 && memcmp(name, "grpc-status", 11) == 0) {
         st->status_ok = vl == 1 && val[0] == '0';
+        st->status = 0;
+        for (size_t i = 0; i < vl && i < 4 && val[i] >= '0' && val[i] <= '9'; i++)
+            st->status = st->status * 10 + (val[i] - '0');
+    }
+    if (st != NULL && nl == 12 && memcmp(name, "grpc-message", 12) == 0 && vl > 0)
+        snprintf(r->msg, sizeof r->msg, "%.*s", (int)vl, (const char *)val);
     return 0;
 }
 
@@ -552,8 +561,14 @@ static int cl_close(nghttp2_session *s, int32_t sid, uint32_t code, void *ud)
         return 0;
     st->done = true;
     r->done++;
-    if (code != 0 || !st->status_ok)
-        r->failed++;
+    if (code != 0 || !st->status_ok) {
+        if (r->failed++ == 0)
+            snprintf(r->why, sizeof r->why,
+                     "the first: stream %d, %llu of %llu messages, RST_STREAM %s, grpc-status %d "
+                     "\"%s\"",
+                     sid, (unsigned long long)st->msgs, (unsigned long long)st->want,
+                     code != 0 ? nghttp2_http2_strerror(code) : "none", st->status, r->msg);
+    }
     return 0;
 }
 
@@ -616,6 +631,7 @@ static double load_n(uint16_t port, int streams, int conns, uint64_t count, uint
             {(uint8_t *)"x-echo", (uint8_t *)"1", 6, 1, 0},
         };
         cl_stream *st = &r.st[i];
+        st->status = -1;
         st->want = share;
         st->to_send = share > 0;
         st->finish = share == 0;
@@ -647,8 +663,8 @@ static double load_n(uint16_t port, int streams, int conns, uint64_t count, uint
     double t = bn_now() - t0;
     ok = r.done == streams && r.failed == 0;
     if (!ok)
-        fprintf(stderr, "triage-bench grpc: %d of %d calls ended, %d failed\n", r.done, streams,
-                r.failed);
+        fprintf(stderr, "triage-bench grpc: %d of %d calls ended, %d failed%s%s\n", r.done,
+                streams, r.failed, r.failed > 0 ? "; " : "", r.failed > 0 ? r.why : "");
     *kept = r.msgs;
     *bytes = r.bytes;
     if (nlat != NULL)
@@ -685,6 +701,14 @@ typedef struct {
     hp_stats s1, s2; /* when half, and nine tenths, of the timed run passed */
     ct_allocs ct1, ct2;
 } judge_ctx;
+
+/* A proxy's connection ended by an error: on stderr, so a failed run says
+ * what the proxy saw. */
+static void proxy_log(void *ctx, const char *line)
+{
+    (void)ctx;
+    fprintf(stderr, "triage-bench grpc: proxy: %s\n", line);
+}
 
 static int judge(void *ctx, const hp_message *m, char *why, size_t whylen)
 {
@@ -738,7 +762,8 @@ static void proxy_child(int lfd, uint16_t server_port, bench_case c, const po_po
             goto out;
     }
     hp_config cfg = {.listen_fd = lfd, .upstream = to, .judge_responses = true,
-                     .judge = judge, .judge_ctx = &j, .stop_fd = sfd, .grace_ms = 2000};
+                     .judge = judge, .judge_ctx = &j, .stop_fd = sfd, .grace_ms = 2000,
+                     .log = proxy_log};
     j.e = hp_new(&cfg, err, sizeof err);
     if (j.e == NULL) {
         fprintf(stderr, "triage-bench grpc: proxy: %s\n", err);
@@ -1077,7 +1102,8 @@ static void scale_child(const int *fds, int n, const int *cpus, uint16_t server_
         j[i] = (judge_ctx){.c = CASE_OPTICS, .policy = *pol};
         j[i].rd = rd_new();
         hp_config cfg = {.listen_fd = fds[i], .upstream = to, .judge_responses = true,
-                         .judge = judge, .judge_ctx = &j[i], .stop_fd = -1, .grace_ms = 2000};
+                         .judge = judge, .judge_ctx = &j[i], .stop_fd = -1, .grace_ms = 2000,
+                         .log = proxy_log};
         w[i].cpu = cpus[i];
         w[i].e = j[i].rd != NULL ? hp_new(&cfg, err, sizeof err) : NULL;
         j[i].e = w[i].e;

@@ -76,6 +76,9 @@ static void help(FILE *f)
             "its connection fails; INTERNAL for a malformed message (compressed without\n"
             "grpc-encoding, cut short, or failing to inflate); RESOURCE_EXHAUSTED for\n"
             "one over 4 MiB. Each ends that call only.\n"
+            "A connection ended by an error (not HTTP/2, a protocol error, a read or\n"
+            "write error, a server that cannot be reached) is a line on stderr with\n"
+            "the peer and the reason (at most 20 a second).\n"
             "SIGTERM or SIGINT: stop accepting, let calls finish (a second signal a\n"
             "second later: at once), print the tally, exit 0. Exit status 2 on bad options, 1 when the\n"
             "proxy cannot start.\n");
@@ -148,7 +151,18 @@ typedef struct {
     int rc;
     char err[NET_ERR_LEN + 64];
     int done_fd; /* the main thread's eventfd, written when hp_run returns */
+    int id, of;  /* worker id of `of` */
 } px_worker;
+
+/* The engine's log: a connection ended by an error, on stderr. */
+static void px_log(void *ctx, const char *line)
+{
+    const px_worker *w = ctx;
+    if (w->of > 1)
+        fprintf(stderr, "triage-demo proxy: worker %d: %s\n", w->id, line);
+    else
+        fprintf(stderr, "triage-demo proxy: %s\n", line);
+}
 
 static void *px_worker_main(void *arg)
 {
@@ -194,17 +208,19 @@ static void print_json(const px_ctx *x, const hp_stats *s, const char *dir, doub
            dir, (unsigned long long)s->calls);
     tl_print_json(stdout, &x->tally, seconds);
     printf(",\"calls_failed\":%llu,\"calls_cancelled\":%llu,\"connections\":%llu,"
-           "\"upstream_connections\":%llu,\"requests\":{\"seen\":%llu,\"kept\":%llu,"
-           "\"bytes\":%llu,\"kept_bytes\":%llu},\"responses\":{\"seen\":%llu,\"kept\":%llu,"
-           "\"bytes\":%llu,\"kept_bytes\":%llu},\"messages_copied\":%llu,"
+           "\"connections_failed\":%llu,\"upstream_connections\":%llu,"
+           "\"requests\":{\"seen\":%llu,\"kept\":%llu,\"bytes\":%llu,\"kept_bytes\":%llu},"
+           "\"responses\":{\"seen\":%llu,\"kept\":%llu,\"bytes\":%llu,\"kept_bytes\":%llu},"
+           "\"messages_copied\":%llu,"
            "\"messages_moved\":%llu,\"messages_placed\":%llu,\"idle_closed\":%llu,"
            "\"ring_bytes_released\":%llu,"
            "\"engine_allocations\":%llu,\"h2_allocations\":%llu,\"peak_held_bytes\":%llu,"
            "\"inflated\":%llu,\"refused\":%llu,\"workers\":%d,\"per_worker\":[",
            (unsigned long long)s->calls_failed, (unsigned long long)s->calls_cancelled,
-           (unsigned long long)s->connections, (unsigned long long)s->upstream_connections,
-           (unsigned long long)s->messages[0], (unsigned long long)s->kept[0],
-           (unsigned long long)s->bytes[0], (unsigned long long)s->kept_bytes[0],
+           (unsigned long long)s->connections, (unsigned long long)s->connections_failed,
+           (unsigned long long)s->upstream_connections, (unsigned long long)s->messages[0],
+           (unsigned long long)s->kept[0], (unsigned long long)s->bytes[0],
+           (unsigned long long)s->kept_bytes[0],
            (unsigned long long)s->messages[1], (unsigned long long)s->kept[1],
            (unsigned long long)s->bytes[1], (unsigned long long)s->kept_bytes[1],
            (unsigned long long)s->messages_copied, (unsigned long long)s->messages_moved,
@@ -235,10 +251,11 @@ static void print_text(const px_ctx *x, const hp_stats *s, const char *dir, doub
     snprintf(label, sizeof label, "proxy (%s, %s)", rd_type_name(x->reader), dir);
     tl_print(stdout, label, &x->tally, seconds);
     printf("  calls: %llu (%llu ended by the proxy, %llu cancelled) on %llu connections, "
-           "%llu to the server\n",
+           "%llu to the server; %llu connections ended by an error\n",
            (unsigned long long)s->calls, (unsigned long long)s->calls_failed,
            (unsigned long long)s->calls_cancelled, (unsigned long long)s->connections,
-           (unsigned long long)s->upstream_connections);
+           (unsigned long long)s->upstream_connections,
+           (unsigned long long)s->connections_failed);
     printf("  requests: %llu seen, %llu kept; responses: %llu seen, %llu kept\n",
            (unsigned long long)s->messages[0], (unsigned long long)s->kept[0],
            (unsigned long long)s->messages[1], (unsigned long long)s->kept[1]);
@@ -469,7 +486,11 @@ int cmd_proxy(int argc, char **argv)
             .grace_ms = (int)grace,
             .connect_ms = (int)connect_ms,
             .idle_ms = idle_s > 0 ? (int)(idle_s * 1000) : -1,
+            .log = px_log,
+            .log_ctx = &w[i],
         };
+        w[i].id = i;
+        w[i].of = n;
         lfd_left--; /* hp_new owns it now, failing or not */
         w[i].e = hp_new(&cfg, err, sizeof err);
         if (w[i].e == NULL) {

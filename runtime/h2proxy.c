@@ -13,6 +13,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdarg.h>
+#include <arpa/inet.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -167,6 +169,7 @@ struct hp_conn {
     bool dirty;
     int fd;
     bool upstream, connecting, closed, goaway, paused;
+    bool failed;                 /* ended by an error: counted and logged once */
     uint64_t connect_deadline;   /* while connecting: give up then */
     uint32_t events;             /* registered with epoll */
     nghttp2_session *s;
@@ -201,6 +204,7 @@ struct hp_conn {
     size_t oq_head, oq_n;
     uint8_t ctl[HP_CTL];
     size_t ctl_len;
+    char peer[INET6_ADDRSTRLEN + 8]; /* a client's address and port, for the log */
 };
 
 typedef struct slab {
@@ -237,6 +241,9 @@ struct hp_engine {
     uint64_t ncalls;
     bool draining;
     uint64_t drain_ns, deadline_ns;
+    uint64_t log_sec;          /* the second the log's lines are counted in */
+    unsigned log_n;            /* lines logged in it */
+    uint64_t log_skipped;      /* lines left out since the last one logged */
     /* tags for epoll: which descriptor fired */
     char tag_listen, tag_stop, tag_efd;
 };
@@ -975,6 +982,19 @@ static void call_fail(hp_call *k, int status, const char *msg)
 
 static hp_conn *conn_new(hp_engine *e, int fd, bool upstream, char *err, size_t errlen);
 static void conn_fail(hp_conn *c, const char *why);
+static void engine_log(hp_engine *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Reasons conn_fail is given that are no error (compared by address). */
+static const char why_peer_closed[] = "the peer closed the connection";
+static const char why_session_ended[] = "the session ended";
+static const char why_stopped[] = "the proxy stopped";
+
+/* A socket's error as conn_fail's reason: a peer that reset the connection
+ * or was gone when written to closed it. */
+static const char *why_errno(int err)
+{
+    return err == EPIPE || err == ECONNRESET ? why_peer_closed : strerror(err);
+}
 
 static void submit_upstream(hp_call *k)
 {
@@ -1482,7 +1502,7 @@ static void pump(hp_conn *c)
             return;
         }
         if (flush(c) != 0) {
-            conn_fail(c, strerror(errno));
+            conn_fail(c, why_errno(errno));
             return;
         }
         if (c->oq_n > 0 || !nghttp2_session_want_write(c->s))
@@ -1490,7 +1510,7 @@ static void pump(hp_conn *c)
     }
     conn_events(c);
     if (c->oq_n == 0 && !nghttp2_session_want_read(c->s) && !nghttp2_session_want_write(c->s))
-        conn_fail(c, "the session ended");
+        conn_fail(c, why_session_ended);
 }
 
 /* ---- nghttp2 callbacks: what arrives */
@@ -1615,6 +1635,12 @@ static int on_frame_recv(nghttp2_session *s, const nghttp2_frame *f, void *ud)
     (void)s;
     hp_conn *c = ud;
     if (f->hd.type == NGHTTP2_GOAWAY) {
+        if (f->goaway.error_code != NGHTTP2_NO_ERROR) /* the peer says we erred */
+            engine_log(c->e, "%s%s sent GOAWAY %s: %.*s",
+                       c->upstream ? "the server" : "a client connection from ",
+                       c->upstream ? "" : c->peer, nghttp2_http2_strerror(f->goaway.error_code),
+                       (int)(f->goaway.opaque_data_len < 200 ? f->goaway.opaque_data_len : 200),
+                       (const char *)f->goaway.opaque_data);
         if (c->upstream) {
             c->goaway = true;
             if (c->e->up == c)
@@ -1709,6 +1735,17 @@ static int on_frame_send(nghttp2_session *s, const nghttp2_frame *f, void *ud)
 {
     (void)s;
     hp_conn *c = ud;
+    if (f->hd.type == NGHTTP2_GOAWAY && f->goaway.error_code != NGHTTP2_NO_ERROR &&
+        !c->failed) {
+        /* nghttp2 ends the session for what the peer sent */
+        c->failed = true;
+        c->e->st.connections_failed++;
+        engine_log(c->e, "%s%s: the proxy sent GOAWAY %s: %.*s",
+                   c->upstream ? "the connection to the server" : "a client connection from ",
+                   c->upstream ? "" : c->peer, nghttp2_http2_strerror(f->goaway.error_code),
+                   (int)(f->goaway.opaque_data_len < 200 ? f->goaway.opaque_data_len : 200),
+                   (const char *)f->goaway.opaque_data);
+    }
     if (f->hd.type != NGHTTP2_WINDOW_UPDATE || f->window_update.window_size_increment <= 0)
         return 0;
     uint32_t inc = (uint32_t)f->window_update.window_size_increment;
@@ -1853,11 +1890,51 @@ static void conn_reap(hp_engine *e, bool all)
 /* The connection is gone (or given up): its calls learn it, its queue is
  * dropped, its session deleted. The struct (and its ring, which messages
  * queued elsewhere may still point into) lives until nothing holds it. */
+/* One line to cfg.log, at most HP_LOG_PER_S a second. */
+static void engine_log(hp_engine *e, const char *fmt, ...)
+{
+    if (e->cfg.log == NULL)
+        return;
+    uint64_t sec = clk_now_ns() / 1000000000u;
+    if (sec != e->log_sec) {
+        e->log_sec = sec;
+        e->log_n = 0;
+    }
+    if (e->log_n >= HP_LOG_PER_S) {
+        e->log_skipped++;
+        return;
+    }
+    e->log_n++;
+    char line[600];
+    int k = 0;
+    if (e->log_skipped > 0)
+        k = snprintf(line, sizeof line, "(%llu lines left out) ",
+                     (unsigned long long)e->log_skipped);
+    e->log_skipped = 0;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line + k, sizeof line - (size_t)k, fmt, ap);
+    va_end(ap);
+    e->cfg.log(e->cfg.log_ctx, line);
+}
+
 static void conn_fail(hp_conn *c, const char *why)
 {
     hp_engine *e = c->e;
     if (c->closed)
         return;
+    /* an error: anything but the peer leaving with no call open, the end
+     * of the session (GOAWAY both ways, idleness) or the stop */
+    if (why != why_session_ended && why != why_stopped &&
+        (why != why_peer_closed || c->calls != NULL) && !c->failed) {
+        c->failed = true;
+        e->st.connections_failed++;
+        if (c->upstream)
+            engine_log(e, "the connection to the server: %s", why);
+        else
+            engine_log(e, "a client connection from %s, %s open: %s", c->peer,
+                       c->calls == NULL ? "no call" : "calls", why);
+    }
     c->closed = true;
     idle_leave(c);
     c->at_head = NULL;
@@ -2131,11 +2208,11 @@ static int framed_read(hp_conn *c)
             return 1;
         if (errno == EAGAIN || errno == EWOULDBLOCK)
             return 0;
-        conn_fail(c, strerror(errno));
+        conn_fail(c, why_errno(errno));
         return -1;
     }
     if (r == 0) {
-        conn_fail(c, "the peer closed the connection");
+        conn_fail(c, why_peer_closed);
         return -1;
     }
     c->reads++;
@@ -2199,11 +2276,11 @@ static void conn_read(hp_conn *c)
                 continue;
             if (errno == EAGAIN || errno == EWOULDBLOCK)
                 return;
-            conn_fail(c, strerror(errno));
+            conn_fail(c, why_errno(errno));
             return;
         }
         if (r == 0) {
-            conn_fail(c, "the peer closed the connection");
+            conn_fail(c, why_peer_closed);
             return;
         }
         c->reads++;
@@ -2321,17 +2398,50 @@ static void cancel_all(hp_engine *e)
 
 /* ---- the engine */
 
+/* "ADDRESS:PORT" of a peer, "[ADDRESS]:PORT" for IPv6. */
+static void peer_name(const struct sockaddr_storage *ss, char *out, size_t len)
+{
+    char a[INET6_ADDRSTRLEN] = "?";
+    unsigned port = 0;
+    if (ss->ss_family == AF_INET6) {
+        const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)ss;
+        inet_ntop(AF_INET6, &s6->sin6_addr, a, sizeof a);
+        port = ntohs(s6->sin6_port);
+        snprintf(out, len, "[%s]:%u", a, port);
+        return;
+    }
+    if (ss->ss_family == AF_INET) {
+        const struct sockaddr_in *s4 = (const struct sockaddr_in *)ss;
+        inet_ntop(AF_INET, &s4->sin_addr, a, sizeof a);
+        port = ntohs(s4->sin_port);
+    }
+    snprintf(out, len, "%s:%u", a, port);
+}
+
 static void accept_all(hp_engine *e)
 {
     for (int i = 0; i < 64 && e->lfd >= 0; i++) {
-        int fd = accept4(e->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-        if (fd < 0)
+        struct sockaddr_storage ss;
+        socklen_t sl = sizeof ss;
+        int fd = accept4(e->lfd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0) {
+            if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
+                engine_log(e, "cannot accept a connection: %s", strerror(errno));
             return; /* EAGAIN, or a connection that failed before we took it */
+        }
         int one = 1;
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        char peer[sizeof ((hp_conn *)0)->peer];
+        peer_name(&ss, peer, sizeof peer);
         char err[NET_ERR_LEN];
-        if (conn_new(e, fd, false, err, sizeof err) != NULL)
-            e->st.connections++;
+        hp_conn *c = conn_new(e, fd, false, err, sizeof err);
+        if (c == NULL) {
+            e->st.connections_failed++;
+            engine_log(e, "cannot take a connection from %s: %s", peer, err);
+            continue;
+        }
+        memcpy(c->peer, peer, sizeof peer);
+        e->st.connections++;
     }
 }
 
@@ -2530,7 +2640,7 @@ void hp_free(hp_engine *e)
     if (e == NULL)
         return;
     for (hp_conn *c = e->conns; c != NULL; c = c->next)
-        conn_fail(c, "the proxy stopped");
+        conn_fail(c, why_stopped);
     e->dirty = NULL;
     for (hp_conn *c = e->conns; c != NULL; c = c->next)
         c->dirty = false;
@@ -2623,6 +2733,7 @@ int hp_listen(const char *hostport, int n, int *fds, uint16_t *port, char *err, 
 void hp_stats_add(hp_stats *sum, const hp_stats *s)
 {
     sum->connections += s->connections;
+    sum->connections_failed += s->connections_failed;
     sum->upstream_connections += s->upstream_connections;
     sum->calls += s->calls;
     sum->calls_failed += s->calls_failed;

@@ -144,10 +144,22 @@ typedef struct {
     int connect_ms;         /* how long a connect to the server may take (0: HP_CONNECT_MS) */
     int idle_ms;            /* a client connection with no call open this long is closed
                                (0: HP_IDLE_MS; < 0: never) */
+    /* Called on the loop's thread with one line (no newline) for each
+     * connection the proxy gives up on for a reason other than its peer
+     * closing it with no call open, its idleness or the stop: a protocol
+     * error, a read or write error, a server that cannot be reached, a
+     * connection that could not be set up. At most HP_LOG_PER_S lines a
+     * second; a line says how many were left out before it. NULL: none. */
+    void (*log)(void *ctx, const char *line);
+    void *log_ctx;
 } hp_config;
+
+/* The most lines hp_config.log gets in a second. */
+#define HP_LOG_PER_S 20
 
 typedef struct {
     uint64_t connections;          /* client connections accepted */
+    uint64_t connections_failed;   /* connections (either side) ended by an error (logged) */
     uint64_t upstream_connections; /* connections opened to the server */
     uint64_t calls;                /* calls begun */
     uint64_t calls_failed;         /* ended by the proxy: malformed, refused, unavailable */

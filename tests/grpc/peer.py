@@ -455,7 +455,12 @@ def spread(args):
     pool), all open at once, each with --calls Stream and Collect calls
     (responses and requests judged): every call must get exactly the kept
     messages. Through a proxy with workers, the connections spread over
-    them; through a balancer, the calls spread over its proxies."""
+    them; through a balancer, the calls spread over its proxies.
+    The calls wait for their channel to be ready: grpcio (1.51) now and then
+    gives up on a connection it opened, under load, before sending a byte
+    on it ("UNKNOWN: ... No such file or directory"); the channel connects
+    again, as a client in production would. That the proxy ended no
+    connection itself is checked on its tally (connections_failed)."""
     pool = read_pool(args.frames)
     verdicts = [line.split()[1] == "keep" for line in open(args.verdicts)]
     kept = [m for m, k in zip(pool, verdicts) if k]
@@ -477,11 +482,13 @@ def spread(args):
         for _ in range(args.calls):
             got = list(c.unary_stream("/triage.Test/Stream", request_serializer=ident,
                                       response_deserializer=ident)(
-                kept[0], timeout=20, metadata=(("x-count", str(len(pool))),)))
+                kept[0], timeout=20, metadata=(("x-count", str(len(pool))),),
+                wait_for_ready=True))
             if got != kept:
                 bad_stream.append("%d: %d messages" % (i, len(got)))
             _, call = c.stream_unary("/triage.Test/Collect", request_serializer=ident,
-                                     response_deserializer=ident).with_call(iter(pool), timeout=20)
+                                     response_deserializer=ident).with_call(iter(pool), timeout=20,
+                                                                      wait_for_ready=True)
             tm = dict(call.trailing_metadata())
             if tm.get("x-received") != str(len(kept)) or tm.get("x-sha") != h.hexdigest():
                 bad_collect.append("%d: %s received" % (i, tm.get("x-received")))

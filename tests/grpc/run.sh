@@ -174,17 +174,17 @@ EOF
 )
 U=/triage.Test/Unary
 timeout -k 2 20 "$raw" "$addr_raw" $U 0000000064$(printf '7b%.0s' $(seq 1 10)) \
-    $U 01000000027b7d $U 02000000027b7d $U "$kept_hex" >"$tmp/raw.out" 2>&1
+    $U 01000000027b7d $U 02000000027b7d $U "$kept_hex" >"$tmp/rawclient.out" 2>&1
 check "raw client: every call ended" test $? -eq 0
-line() { sed -n "s/^call $1: //p" "$tmp/raw.out"; }
+line() { sed -n "s/^call $1: //p" "$tmp/rawclient.out"; }
 check "a message cut short by END_STREAM: INTERNAL ($(line 1))" \
-    grep -q '^call 1: status 13 message "proxy: the client.s stream ended inside a message"' "$tmp/raw.out"
+    grep -q '^call 1: status 13 message "proxy: the client.s stream ended inside a message"' "$tmp/rawclient.out"
 check "a compressed message without grpc-encoding: INTERNAL ($(line 2))" \
-    grep -q '^call 2: status 13 message "proxy: compressed message without a grpc-encoding"' "$tmp/raw.out"
+    grep -q '^call 2: status 13 message "proxy: compressed message without a grpc-encoding"' "$tmp/rawclient.out"
 check "a flag byte of 2: INTERNAL ($(line 3))" \
-    grep -q '^call 3: status 13 message "proxy: message flag byte is 2' "$tmp/raw.out"
+    grep -q '^call 3: status 13 message "proxy: message flag byte is 2' "$tmp/rawclient.out"
 check "the good call on the same connection: status 0, its message back ($(line 4))" \
-    grep -q "^call 4: status 0 message \"\" data $(( ${#kept_hex} / 2 )) rst -" "$tmp/raw.out"
+    grep -q "^call 4: status 0 message \"\" data $(( ${#kept_hex} / 2 )) rst -" "$tmp/rawclient.out"
 
 # ---- clients that are not HTTP/2 or stop halfway cost only their connection
 peer_run garbage 40 garbage --target "$addr_raw" "${args[@]}"
@@ -193,6 +193,13 @@ for p in resp req relay gz raw; do
     stop_proxy $p
     check "$p: exits 0 on SIGTERM" test $? -eq 0
 done
+# the connections the proxy gave up on are on its stderr, each with its
+# peer and the reason, and counted in its tally
+sed -n 's/^triage-demo proxy: /   log: /p' "$tmp/raw.err" | tee -a "$log"
+n=$(grep -c '^triage-demo proxy: \(worker [0-9]*: \)\?a client connection from 127\.0\.0\.1:[0-9]*[,:] ' "$tmp/raw.err")
+check "raw: 4 connections given up on, each logged with its peer and why ($n)" test "$n" -eq 4
+n=$($PY -c 'import json, sys; print(json.loads([l for l in open(sys.argv[1]) if not l.startswith("listening ")][0])["connections_failed"])' "$tmp/raw.out" 2>/dev/null)
+check "raw: the tally counts them (${n:-none})" test "${n:-0}" -eq 4
 
 # ---- --idle-timeout: a client connection with no call for that long is
 # closed (GOAWAY); the client's channel connects again for its next call
@@ -230,6 +237,7 @@ assert t["workers"] == 2 and len(w) == 2, "2 workers expected: %r" % t["workers"
 for key in ("calls", "connections", "messages", "kept"):
     assert sum(x[key] for x in w) == t[key], key + ": the workers' sum is not the total"
 assert t["calls"] == 48, "48 calls expected, %d" % t["calls"]
+assert t["connections_failed"] == 0, "the proxy ended %d connections" % t["connections_failed"]
 assert all(x["calls"] > 0 and x["upstream_connections"] >= 1 for x in w), \
     "a worker served no call: %r" % w
 print(" ".join("%d/%d" % (x["calls"], x["connections"]) for x in w))
@@ -239,6 +247,7 @@ EOF
     check "workers: each served calls on its own connection to the server; sums are the totals" true
 else
     say "FAIL workers: tally: $(echo "$w" | tail -1)"
+    head -20 "$tmp/workers.err" | tee -a "$log"
 fi
 
 # ---- SIGTERM with calls in flight (two workers, whatever the cores)

@@ -11,7 +11,8 @@
  * judge's text); a server that is not there gives UNAVAILABLE; allocations
  * do not grow with the messages; an idle connection is closed (GOAWAY);
  * a quiet connection's ring pages are given back; hp_new's failure and an
- * early hp_stop; hp_listen's sockets sharing one port, and hp_stats_add.
+ * early hp_stop; hp_listen's sockets sharing one port, and hp_stats_add;
+ * the log of connections given up on, and its bound.
  * The interop test with grpcio peers is tests/grpc/run.sh. */
 #include <errno.h>
 #include <fcntl.h>
@@ -199,8 +200,9 @@ static void *loop_main(void *arg)
 }
 
 /* The engine in front of an echo server (or of a port where nothing
- * listens, when with_server is false). */
-static void rig_start_idle(rig *r, bool with_server, int idle_ms)
+ * listens, when with_server is false), its log to log (may be NULL). */
+static void rig_start_log(rig *r, bool with_server, int idle_ms,
+                          void (*log)(void *, const char *), void *log_ctx)
 {
     char err[NET_ERR_LEN + 64];
     uint16_t sport = 0, pport = 0;
@@ -219,10 +221,15 @@ static void rig_start_idle(rig *r, bool with_server, int idle_ms)
     snprintf(r->addr, sizeof r->addr, "127.0.0.1:%u", (unsigned)pport);
     hp_config c = {.listen_fd = lfd, .upstream = to, .judge_requests = true,
                    .judge_responses = false, .judge = judge, .stop_fd = -1, .grace_ms = 1000,
-                   .idle_ms = idle_ms};
+                   .idle_ms = idle_ms, .log = log, .log_ctx = log_ctx};
     r->e = hp_new(&c, err, sizeof err);
     REQUIREF(r->e != NULL, "%s", err);
     REQUIRE(pthread_create(&r->loop, NULL, loop_main, r->e) == 0);
+}
+
+static void rig_start_idle(rig *r, bool with_server, int idle_ms)
+{
+    rig_start_log(r, with_server, idle_ms, NULL, NULL);
 }
 
 static void rig_start(rig *r, bool with_server)
@@ -659,6 +666,79 @@ START_TEST(idle_connections_are_closed)
 }
 END_TEST
 
+/* ---- the log */
+
+typedef struct {
+    int lines, prefixed;
+    unsigned long long left_out; /* as the lines said */
+    char first[256], bad[256];   /* the first line; one of an unexpected form */
+} log_sink;
+
+static void log_collect(void *ctx, const char *line)
+{
+    log_sink *k = ctx;
+    if (k->lines++ == 0)
+        snprintf(k->first, sizeof k->first, "%s", line);
+    unsigned long long n = 0;
+    int used = 0;
+    if (sscanf(line, "(%llu lines left out) %n", &n, &used) == 1 && used > 0) {
+        k->prefixed++;
+        k->left_out += n;
+        line += used;
+    }
+    if (strncmp(line, "a client connection from 127.0.0.1:", 35) != 0 ||
+        strstr(line, ", no call open: Received bad client magic byte string") == NULL)
+        snprintf(k->bad, sizeof k->bad, "%s", line);
+}
+
+/* A client that is not HTTP/2: it sends an HTTP/1.1 request, says it is
+ * done, and waits for the proxy to close the connection. */
+static void http1_client(const char *addr)
+{
+    char err[NET_ERR_LEN];
+    int fd = net_connect(addr, err, sizeof err);
+    REQUIREF(fd >= 0, "%s", err);
+    static const char req[] = "GET / HTTP/1.1\r\nHost: x\r\n\r\n";
+    REQUIRE(write(fd, req, sizeof req - 1) == (ssize_t)(sizeof req - 1));
+    shutdown(fd, SHUT_WR);
+    uint8_t buf[512];
+    for (;;) {
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        REQUIREF(poll(&p, 1, T_MS) == 1, "the proxy kept a bad connection open %d ms", T_MS);
+        if (read(fd, buf, sizeof buf) <= 0)
+            break;
+    }
+    close(fd);
+}
+
+/* Each connection the engine gives up on is one line for the log, with the
+ * peer and the reason, and counted; a burst is cut to HP_LOG_PER_S lines a
+ * second, and the next line says how many were left out. */
+START_TEST(errors_are_logged_and_bounded)
+{
+    log_sink k;
+    memset(&k, 0, sizeof k);
+    rig r;
+    rig_start_log(&r, false, 0, log_collect, &k);
+    /* 3 * HP_LOG_PER_S within well under a second: split over two seconds
+     * at worst, one of them has more than HP_LOG_PER_S */
+    const int burst = 3 * HP_LOG_PER_S;
+    for (int i = 0; i < burst; i++)
+        http1_client(r.addr);
+    usleep(1100 * 1000); /* the next second: the next line is logged */
+    http1_client(r.addr);
+    hp_stats st = rig_stop(&r);
+    ck_assert_uint_eq(st.connections, (uint64_t)burst + 1);
+    ck_assert_uint_eq(st.connections_failed, (uint64_t)burst + 1);
+    REQUIREF(k.bad[0] == 0, "a line of another form: %s", k.bad);
+    REQUIREF(k.lines <= 2 * HP_LOG_PER_S + 1, "%d lines", k.lines);
+    REQUIREF(k.prefixed >= 1, "no line says what was left out (%d lines, first: %s)", k.lines,
+             k.first);
+    REQUIREF((unsigned long long)k.lines + k.left_out == (unsigned long long)burst + 1,
+             "%d lines + %llu left out, %d connections", k.lines, k.left_out, burst + 1);
+}
+END_TEST
+
 /* The resident shared memory of this process (the rings are memfds), KiB. */
 static long rss_shmem_kb(void)
 {
@@ -834,6 +914,7 @@ static Suite *h2proxy_suite(void)
     tcase_add_test(t, stop_before_run);
     tcase_add_test(t, listen_shares_one_port);
     tcase_add_test(t, stats_add_sums_every_counter);
+    tcase_add_test(t, errors_are_logged_and_bounded);
     return s;
 }
 
