@@ -591,12 +591,17 @@ static uint64_t allocations_for(size_t n)
 }
 
 /* A call of 4000 messages costs what one of 1000 does: the allocations are
- * the connection's and the call's, none per message. */
+ * the connection's and the call's, none per message (3000 more messages
+ * would be 3000 more allocations). The free lists grow to the most blocks
+ * in use at once, which the timing can move (frames queued together): 72
+ * against 73 in all was seen under make test's load, though not in 47 runs
+ * since. HP_ALLOC_SLACK is that margin, far below one per message. */
+#define HP_ALLOC_SLACK 8
 START_TEST(allocations_do_not_grow_with_messages)
 {
     uint64_t small = allocations_for(1000), big = allocations_for(4000);
     ck_assert_uint_gt(small, 0);
-    REQUIREF(big <= small, "1000 messages: %llu allocations in all; 4000: %llu",
+    REQUIREF(big <= small + HP_ALLOC_SLACK, "1000 messages: %llu allocations in all; 4000: %llu",
              (unsigned long long)small, (unsigned long long)big);
 }
 END_TEST
