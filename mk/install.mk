@@ -31,7 +31,8 @@ LIB_A := $(BUILD)/libtriage.a
 # triage-gen writes for another schema compiles against the install), as
 # the compiler finds them.
 PUBLIC_H := $(GEN)/tr_model.h $(GEN)/tr_optics.h runtime/policy.h runtime/rules.h \
-            runtime/optic.h runtime/frames.h runtime/gzip.h runtime/jsonvalid.h runtime/version.h
+            runtime/optic.h runtime/frames.h runtime/gzip.h runtime/jsonvalid.h runtime/version.h \
+            runtime/h2proxy.h
 
 lib: $(LIB_A)
 

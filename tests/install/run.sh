@@ -11,6 +11,7 @@
 #   - checks that triage-gen, triage-demo and triage-bench print one version,
 #     the .pc's, and that the installed triage-gen writes byte for byte the
 #     C this build was made of;
+#   - builds and runs a program with the proxy engine (h2proxy.h);
 #   - builds a program for another schema (tests/models/orders.schema),
 #     generated with the installed triage-gen and compiled beside it, linked
 #     with the installed library for the runtime;
@@ -125,6 +126,42 @@ if $cc -std=c11 -Werror -Iorders orders.c orders/*.c $flags -o orders-prog && ./
     ok "a program for orders.schema: $(cat got)"
 else
     bad "a program for orders.schema does not build or run"
+fi
+
+# The proxy engine from the library: an engine on an ephemeral port with
+# a judge of the program's own, stopped before it runs.
+cat >proxy.c <<'EOF'
+#include <stdio.h>
+#include <h2proxy.h>
+static int judge(void *ctx, const hp_message *m, char *why, size_t n)
+{
+    (void)ctx, (void)why, (void)n;
+    return m->n > 0 ? HP_KEEP : HP_DROP;
+}
+int main(void)
+{
+    char err[256];
+    int fd;
+    uint16_t port;
+    if (hp_listen("127.0.0.1:0", 1, &fd, &port, err, sizeof err) != 0)
+        return fprintf(stderr, "%s\n", err), 1;
+    hp_config c = {.listen_fd = fd, .upstream = "127.0.0.1:1", .judge = judge, .stop_fd = -1};
+    hp_engine *e = hp_new(&c, err, sizeof err);
+    if (e == NULL)
+        return fprintf(stderr, "%s\n", err), 1;
+    hp_stop(e);
+    int rc = hp_run(e, err, sizeof err);
+    printf("an engine on port %u, stopped: %d calls\n", (unsigned)port,
+           (int)hp_stats_of(e)->calls);
+    hp_free(e);
+    return rc;
+}
+EOF
+# shellcheck disable=SC2086
+if $cc -std=c11 -Wall -Wextra -Werror proxy.c $flags -o proxy-prog && ./proxy-prog >got; then
+    ok "a program with the proxy engine (h2proxy.h): $(cat got)"
+else
+    bad "a program with h2proxy.h does not build or run"
 fi
 
 # DESTDIR stages the same tree; the .pc names PREFIX.
