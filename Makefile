@@ -511,7 +511,20 @@ clean:
 # What each object and program was built from, as the compiler listed it.
 # The compiler writes them; no rule does (else make would look for one, even
 # through make's built-in rules, and run it under make -n).
--include $(wildcard $(BUILD)/obj/*/*.d $(BUILD)/tests/*.d $(BUILD)/bin/*.d \
+DEP_FILES := $(wildcard $(BUILD)/obj/*/*.d $(BUILD)/tests/*.d $(BUILD)/bin/*.d \
   $(BUILD)/obj/tests/support/*.d $(BUILD)/obj/tests/support/demo/*.d \
   $(if $(filter-out $(BUILD),$(RT_BUILD)),$(RT_BUILD)/obj/runtime/*.d))
+-include $(DEP_FILES)
 %.d: ;
+
+# An object or suite that has no .d beside it (made before the build wrote
+# them, or its .d lost) has no record of the headers it read: it is made
+# again, once, and has one from then on.
+STALE := $(filter-out $(DEP_FILES:.d=.o) $(DEP_FILES:.d=), \
+  $(wildcard $(BUILD)/obj/*/*.o $(BUILD)/obj/tests/support/*.o \
+    $(BUILD)/obj/tests/support/demo/*.o $(BUILD)/tests/test_*[!.a-z] $(BUILD)/tests/test_*[a-z] \
+    $(if $(filter-out $(BUILD),$(RT_BUILD)),$(RT_BUILD)/obj/runtime/*.o)))
+STALE := $(filter-out %.d %.a %.log %.time,$(STALE))
+$(STALE): FORCE
+.PHONY: FORCE
+FORCE:
