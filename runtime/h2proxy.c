@@ -52,6 +52,7 @@
 #define HP_SIDE (16u * 1024) /* what a framed read puts outside the ring: frame headers, and
                                 the payloads of frames other than DATA */
 #define HP_SWEEP_MS 1000    /* how often quiet connections give their ring's pages back */
+#define HP_ACCEPT_PAUSE_MS 100 /* out of descriptors: accepting pauses this long */
 
 /* Free lists, so that the steady state allocates nothing: nghttp2's
  * blocks up to H2_CLASSES x H2_STEP bytes (its frames' queue items, stream
@@ -244,6 +245,7 @@ struct hp_engine {
     uint64_t log_sec;          /* the second the log's lines are counted in */
     unsigned log_n;            /* lines logged in it */
     uint64_t log_skipped;      /* lines left out since the last one logged */
+    uint64_t accept_ns;        /* != 0: accepting paused until then (out of descriptors) */
     /* tags for epoll: which descriptor fired */
     char tag_listen, tag_stop, tag_efd;
 };
@@ -1640,7 +1642,7 @@ static int on_frame_recv(nghttp2_session *s, const nghttp2_frame *f, void *ud)
                        c->upstream ? "the server" : "a client connection from ",
                        c->upstream ? "" : c->peer, nghttp2_http2_strerror(f->goaway.error_code),
                        (int)(f->goaway.opaque_data_len < 200 ? f->goaway.opaque_data_len : 200),
-                       (const char *)f->goaway.opaque_data);
+                       f->goaway.opaque_data_len ? (const char *)f->goaway.opaque_data : "");
         if (c->upstream) {
             c->goaway = true;
             if (c->e->up == c)
@@ -1744,7 +1746,7 @@ static int on_frame_send(nghttp2_session *s, const nghttp2_frame *f, void *ud)
                    c->upstream ? "the connection to the server" : "a client connection from ",
                    c->upstream ? "" : c->peer, nghttp2_http2_strerror(f->goaway.error_code),
                    (int)(f->goaway.opaque_data_len < 200 ? f->goaway.opaque_data_len : 200),
-                   (const char *)f->goaway.opaque_data);
+                   f->goaway.opaque_data_len ? (const char *)f->goaway.opaque_data : "");
     }
     if (f->hd.type != NGHTTP2_WINDOW_UPDATE || f->window_update.window_size_increment <= 0)
         return 0;
@@ -1887,9 +1889,6 @@ static void conn_reap(hp_engine *e, bool all)
     }
 }
 
-/* The connection is gone (or given up): its calls learn it, its queue is
- * dropped, its session deleted. The struct (and its ring, which messages
- * queued elsewhere may still point into) lives until nothing holds it. */
 /* One line to cfg.log, at most HP_LOG_PER_S a second. */
 static void engine_log(hp_engine *e, const char *fmt, ...)
 {
@@ -1918,6 +1917,9 @@ static void engine_log(hp_engine *e, const char *fmt, ...)
     e->cfg.log(e->cfg.log_ctx, line);
 }
 
+/* The connection is gone (or given up): its calls learn it, its queue is
+ * dropped, its session deleted. The struct (and its ring, which messages
+ * queued elsewhere may still point into) lives until nothing holds it. */
 static void conn_fail(hp_conn *c, const char *why)
 {
     hp_engine *e = c->e;
@@ -2425,8 +2427,14 @@ static void accept_all(hp_engine *e)
         socklen_t sl = sizeof ss;
         int fd = accept4(e->lfd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd < 0) {
-            if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
-                engine_log(e, "cannot accept a connection: %s", strerror(errno));
+            if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+                /* the connection stays queued, and the socket readable:
+                 * stop watching it for a while rather than spin */
+                engine_log(e, "cannot accept a connection: %s; accepting again in %d ms",
+                           strerror(errno), HP_ACCEPT_PAUSE_MS);
+                epoll_ctl(e->ep, EPOLL_CTL_DEL, e->lfd, NULL);
+                e->accept_ns = clk_now_ns() + HP_ACCEPT_PAUSE_MS * 1000000ull;
+            }
             return; /* EAGAIN, or a connection that failed before we took it */
         }
         int one = 1;
@@ -2584,6 +2592,17 @@ int hp_run(hp_engine *e, char *err, size_t errlen)
                 sweep(e, now);
             if (e->sweep_ns != 0) {
                 int t = (int)((e->sweep_ns - now) / 1000000u) + 1;
+                if (timeout < 0 || t < timeout)
+                    timeout = t;
+            }
+        }
+        if (e->accept_ns != 0 && e->lfd >= 0) {
+            if (now >= e->accept_ns) {
+                struct epoll_event x = {.events = EPOLLIN, .data.ptr = &e->tag_listen};
+                epoll_ctl(e->ep, EPOLL_CTL_ADD, e->lfd, &x);
+                e->accept_ns = 0;
+            } else {
+                int t = (int)((e->accept_ns - now) / 1000000u) + 1;
                 if (timeout < 0 || t < timeout)
                     timeout = t;
             }

@@ -83,6 +83,9 @@
  * (HP_IDLE_MS by default) gets GOAWAY (no error) and is closed once that
  * went out (idle_closed); a gRPC client connects again for its next call.
  * Connections to the server stay open.
+ * Out of descriptors (or memory) to accept a connection with: the log says
+ * so and the listening socket is left unwatched for 100 ms, instead of the
+ * loop spinning on it; queued connections wait in its backlog meanwhile.
  *
  * Stopping: hp_stop (safe from a signal handler: it writes to an eventfd)
  * or the stop_fd becoming readable starts a drain: the listening socket is

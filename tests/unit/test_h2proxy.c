@@ -12,7 +12,8 @@
  * do not grow with the messages; an idle connection is closed (GOAWAY);
  * a quiet connection's ring pages are given back; hp_new's failure and an
  * early hp_stop; hp_listen's sockets sharing one port, and hp_stats_add;
- * the log of connections given up on, and its bound.
+ * the log of connections given up on, and its bound; accepting paused, not
+ * spinning, when the process is out of descriptors.
  * The interop test with grpcio peers is tests/grpc/run.sh. */
 #include <errno.h>
 #include <fcntl.h>
@@ -22,6 +23,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -744,6 +746,65 @@ START_TEST(errors_are_logged_and_bounded)
 }
 END_TEST
 
+/* Out of descriptors: the engine cannot accept a queued connection. It
+ * says so and stops watching the listening socket for a while, rather than
+ * spin on it (it stays readable); once a descriptor is free, the
+ * connection is taken and served. */
+START_TEST(accept_pauses_when_out_of_descriptors)
+{
+    log_sink k;
+    memset(&k, 0, sizeof k);
+    rig r;
+    rig_start_log(&r, true, 0, log_collect, &k);
+    /* every descriptor taken but one, for the client's socket (the limit
+     * lowered so that this takes a few hundred, restored after) */
+    struct rlimit old, low;
+    REQUIRE(getrlimit(RLIMIT_NOFILE, &old) == 0);
+    low = old;
+    if (low.rlim_cur > 512)
+        low.rlim_cur = 512;
+    REQUIRE(setrlimit(RLIMIT_NOFILE, &low) == 0);
+    static int held[512];
+    int nheld = 0;
+    while (nheld < 512) {
+        int d = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        if (d < 0)
+            break;
+        held[nheld++] = d;
+    }
+    REQUIREF(nheld > 1 && errno == EMFILE, "%d descriptors, then %s", nheld, strerror(errno));
+    close(held[--nheld]);
+    char err[NET_ERR_LEN];
+    int cfd = net_connect(r.addr, err, sizeof err); /* queued: the engine cannot take it */
+    REQUIREF(cfd >= 0, "%s", err);
+    clockid_t cid;
+    REQUIRE(pthread_getcpuclockid(r.loop, &cid) == 0);
+    struct timespec a, b;
+    usleep(50 * 1000); /* the engine met EMFILE */
+    clock_gettime(cid, &a);
+    usleep(400 * 1000);
+    clock_gettime(cid, &b);
+    double cpu = (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9;
+    while (nheld > 0)
+        close(held[--nheld]);
+    REQUIRE(setrlimit(RLIMIT_NOFILE, &old) == 0);
+    /* accepting resumes: the queued connection is taken (and closed by
+     * the client), and a call on a new one is served */
+    close(cfd);
+    uint8_t in[256];
+    size_t n = frames(in, kept, 3);
+    call c = {.req = {.p = in, .len = n}};
+    run_calls(r.addr, &c, 1);
+    ck_assert_str_eq(c.st.status, "0");
+    call_free(&c);
+    hp_stats st = rig_stop(&r);
+    REQUIREF(cpu < 0.1, "the engine spent %.3f s of CPU in 0.4 s unable to accept", cpu);
+    REQUIREF(strstr(k.first, "cannot accept a connection: Too many open files") != NULL,
+             "first log line: %s", k.first);
+    ck_assert_uint_eq(st.connections, 2);
+}
+END_TEST
+
 /* The resident shared memory of this process (the rings are memfds), KiB. */
 static long rss_shmem_kb(void)
 {
@@ -920,6 +981,7 @@ static Suite *h2proxy_suite(void)
     tcase_add_test(t, listen_shares_one_port);
     tcase_add_test(t, stats_add_sums_every_counter);
     tcase_add_test(t, errors_are_logged_and_bounded);
+    tcase_add_test(t, accept_pauses_when_out_of_descriptors);
     return s;
 }
 
