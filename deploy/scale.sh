@@ -118,5 +118,13 @@ if check:
     idle = [i + 1 for i, t in enumerate(rows) if t["calls"] == 0]
     print(("ok   " if not idle else "FAIL ") + "every proxy served calls" + (": idle %r" % idle if idle else ""))
     bad = bad or bool(idle)
+    # HAProxy's connections are HTTP/2 from start to end: none ends by an error
+    erred = [(i + 1, t["connections_failed"]) for i, t in enumerate(rows) if t["connections_failed"]]
+    print(("ok   " if not erred else "FAIL ") + "no proxy ended a connection by an error"
+          + (" (proxy, connections): %r" % erred if erred else ""))
+    for i, _ in erred:
+        for line in open("%s/p%d.err" % (tmp, i)).readlines()[:5]:
+            print("    proxy %d: %s" % (i, line.rstrip()))
+    bad = bad or bool(erred)
 sys.exit(1 if bad else 0)
 PYEOF
