@@ -54,6 +54,13 @@ static inline void masks_portable(const uint8_t *s, size_t n, const sk_firsts *f
 static inline __attribute__((always_inline)) int walk_block(uint64_t ob, uint64_t cb, uint64_t cand, int *depth, int *at)
 {
     int d = *depth, opens = __builtin_popcountll(ob), closes = __builtin_popcountll(cb);
+    /* the usual block first: no candidate, no closer that could end the
+     * object, the nesting in bounds (what the general path below would
+     * conclude, without its loops) */
+    if (__builtin_expect(cand == 0 && closes < d && d + opens <= JS_MAX_DEPTH, 1)) {
+        *depth = d + opens - closes;
+        return 0;
+    }
     if (d + opens > JS_MAX_DEPTH) {
         /* rare: walk bit by bit to see whether the limit is really passed */
         for (uint64_t w = ob | cb | cand; w != 0; w &= w - 1) {
