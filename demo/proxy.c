@@ -75,7 +75,7 @@ static void help(FILE *f)
             "The proxy's own statuses: UNAVAILABLE when the server cannot be reached or\n"
             "its connection fails; INTERNAL for a malformed message (compressed without\n"
             "grpc-encoding, cut short, or failing to inflate); RESOURCE_EXHAUSTED for\n"
-            "one over 4 MiB. Each ends that call only.\n"
+            "one over 4 MiB or a header list over 64 KiB. Each ends that call only.\n"
             "A connection ended by an error (not HTTP/2, a protocol error, a read or\n"
             "write error, a server that cannot be reached) is a line on stderr with\n"
             "the peer and the reason (at most 20 a second).\n"

@@ -105,6 +105,8 @@ typedef struct {
     size_t len, cap;
     struct hdr_field { uint32_t no, nl, vo, vl; uint8_t flags; } *f;
     size_t n, fcap;
+    size_t list;  /* the header list's size as HTTP/2 counts it (32 more a field) */
+    bool over;    /* a field would have taken list past HP_MAX_HEADER_LIST: not kept */
 } hp_hdrs;
 
 /* A sender's flow-control window as the receiver sees it, in DATA
@@ -398,6 +400,11 @@ static bool hdrs_add(hp_engine *e, hp_hdrs *h, const uint8_t *name, size_t nl, c
 {
     if (nl > UINT32_MAX / 4 || vl > UINT32_MAX / 4)
         return false;
+    if (h->over || nl + vl + 32 > HP_MAX_HEADER_LIST - h->list) {
+        h->over = true; /* the call ends when the block does (header_list_over) */
+        return true;
+    }
+    h->list += nl + vl + 32;
     if (h->cap - h->len < nl + vl) {
         size_t cap = h->cap ? h->cap : 512;
         while (cap - h->len < nl + vl)
@@ -439,6 +446,8 @@ static void hdrs_clear(hp_hdrs *h)
 {
     h->len = 0;
     h->n = 0;
+    h->list = 0;
+    h->over = false;
 }
 
 static void hdrs_free(hp_hdrs *h)
@@ -1670,7 +1679,11 @@ static int on_frame_recv(nghttp2_session *s, const nghttp2_frame *f, void *ud)
                 k->failed = true;
                 return 0;
             }
-            call_start(k);
+            if (k->reqh.over)
+                call_fail(k, 8, "proxy: the request's header list is over "
+                                HP_MAX_HEADER_LIST_TEXT);
+            else
+                call_start(k);
         }
         if (end && !k->failed)
             half_end(k, &k->req);
@@ -1678,6 +1691,10 @@ static int on_frame_recv(nghttp2_session *s, const nghttp2_frame *f, void *ud)
     }
     if (k->failed || k->dc == NULL)
         return 0;
+    if (f->hd.type == NGHTTP2_HEADERS && (k->rsph.over || k->trl.over)) {
+        call_fail(k, 8, "proxy: the server's header list is over " HP_MAX_HEADER_LIST_TEXT);
+        return 0;
+    }
     if (f->hd.type == NGHTTP2_HEADERS && f->headers.cat == NGHTTP2_HCAT_RESPONSE) {
         nv_list l;
         if (!nv_make(c->e, &k->rsph, &l)) {
@@ -1812,8 +1829,9 @@ static bool session_new(hp_conn *c, char *err, size_t errlen)
         {NGHTTP2_SETTINGS_MAX_FRAME_SIZE, HP_STREAM_WINDOW},
         {c->upstream ? NGHTTP2_SETTINGS_ENABLE_PUSH : NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS,
          c->upstream ? 0 : HP_MAX_STREAMS},
+        {NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE, HP_MAX_HEADER_LIST},
     };
-    size_t nset = 3;
+    size_t nset = 4;
     if (nghttp2_submit_settings(c->s, NGHTTP2_FLAG_NONE, set, nset) != 0 ||
         nghttp2_session_set_local_window_size(c->s, NGHTTP2_FLAG_NONE, 0, HP_CONN_WINDOW) != 0) {
         tr_say(err, errlen, "nghttp2: cannot set the windows");

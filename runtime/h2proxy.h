@@ -26,7 +26,8 @@
  *                           a grpc-encoding on the call, a flag byte other
  *                           than 0 or 1, a stream that ends inside a
  *                           message, or the judge refusing it (HP_REFUSE);
- *   RESOURCE_EXHAUSTED (8)  a message longer than HP_MAX_MESSAGE.
+ *   RESOURCE_EXHAUSTED (8)  a message longer than HP_MAX_MESSAGE, or a header
+ *                           list (either side's) over HP_MAX_HEADER_LIST.
  * Such an error ends that call only (the other side gets RST_STREAM
  * CANCEL); other calls on the same connections go on.
  *
@@ -116,6 +117,15 @@
 #define HP_MAX_HELD_MSGS 65536u
 /* Calls a client may have open at once on one connection. */
 #define HP_MAX_STREAMS 1000u
+/* The largest header list (request headers, response headers or trailers)
+ * a call may have, counted as HTTP/2 does (name, value and 32 bytes a
+ * field), and advertised in SETTINGS_MAX_HEADER_LIST_SIZE. HPACK lets a few
+ * bytes on the wire stand for a field of 4 KiB: a longer list is not kept,
+ * and its call ends with RESOURCE_EXHAUSTED. nghttp2 sends no header block
+ * over 64 KiB either, so no longer list could be forwarded. */
+#define HP_MAX_HEADER_LIST (64u * 1024u)
+#define HP_MAX_HEADER_LIST_TEXT "64 KiB"
+
 /* How long a client connection may stay open with no call, by default. */
 #define HP_IDLE_MS (300 * 1000)
 
