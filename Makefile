@@ -522,7 +522,7 @@ DEP_FILES := $(wildcard $(BUILD)/obj/*/*.d $(BUILD)/tests/*.d $(BUILD)/bin/*.d \
 # again, once, and has one from then on.
 STALE := $(filter-out $(DEP_FILES:.d=.o) $(DEP_FILES:.d=), \
   $(wildcard $(BUILD)/obj/*/*.o $(BUILD)/obj/tests/support/*.o \
-    $(BUILD)/obj/tests/support/demo/*.o $(BUILD)/tests/test_*[!.a-z] $(BUILD)/tests/test_*[a-z] \
+    $(BUILD)/obj/tests/support/demo/*.o $(BUILD)/tests/test_* \
     $(if $(filter-out $(BUILD),$(RT_BUILD)),$(RT_BUILD)/obj/runtime/*.o)))
 STALE := $(filter-out %.d %.a %.log %.time,$(STALE))
 $(STALE): FORCE

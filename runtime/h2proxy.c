@@ -401,7 +401,7 @@ static bool hdrs_add(hp_engine *e, hp_hdrs *h, const uint8_t *name, size_t nl, c
     if (nl > UINT32_MAX / 4 || vl > UINT32_MAX / 4)
         return false;
     if (h->over || nl + vl + 32 > HP_MAX_HEADER_LIST - h->list) {
-        h->over = true; /* the call ends when the block does (header_list_over) */
+        h->over = true; /* the call ends when the header block does (on_frame_recv) */
         return true;
     }
     h->list += nl + vl + 32;
