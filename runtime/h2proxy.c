@@ -14,7 +14,6 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
-#include <arpa/inet.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -207,7 +206,7 @@ struct hp_conn {
     size_t oq_head, oq_n;
     uint8_t ctl[HP_CTL];
     size_t ctl_len;
-    char peer[INET6_ADDRSTRLEN + 8]; /* a client's address and port, for the log */
+    char peer[NET_NAME_LEN];     /* a client's address and port, for the log */
 };
 
 typedef struct slab {
@@ -994,6 +993,7 @@ static void call_fail(hp_call *k, int status, const char *msg)
 static hp_conn *conn_new(hp_engine *e, int fd, bool upstream, char *err, size_t errlen);
 static void conn_fail(hp_conn *c, const char *why);
 static void engine_log(hp_engine *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void goaway_seen(hp_conn *c, bool sent, const nghttp2_goaway *g);
 
 /* Reasons conn_fail is given that are no error (compared by address). */
 static const char why_peer_closed[] = "the peer closed the connection";
@@ -1646,12 +1646,8 @@ static int on_frame_recv(nghttp2_session *s, const nghttp2_frame *f, void *ud)
     (void)s;
     hp_conn *c = ud;
     if (f->hd.type == NGHTTP2_GOAWAY) {
-        if (f->goaway.error_code != NGHTTP2_NO_ERROR) /* the peer says we erred */
-            engine_log(c->e, "%s%s sent GOAWAY %s: %.*s",
-                       c->upstream ? "the server" : "a client connection from ",
-                       c->upstream ? "" : c->peer, nghttp2_http2_strerror(f->goaway.error_code),
-                       (int)(f->goaway.opaque_data_len < 200 ? f->goaway.opaque_data_len : 200),
-                       f->goaway.opaque_data_len ? (const char *)f->goaway.opaque_data : "");
+        if (f->goaway.error_code != NGHTTP2_NO_ERROR)
+            goaway_seen(c, false, &f->goaway);
         if (c->upstream) {
             c->goaway = true;
             if (c->e->up == c)
@@ -1754,17 +1750,8 @@ static int on_frame_send(nghttp2_session *s, const nghttp2_frame *f, void *ud)
 {
     (void)s;
     hp_conn *c = ud;
-    if (f->hd.type == NGHTTP2_GOAWAY && f->goaway.error_code != NGHTTP2_NO_ERROR &&
-        !c->failed) {
-        /* nghttp2 ends the session for what the peer sent */
-        c->failed = true;
-        c->e->st.connections_failed++;
-        engine_log(c->e, "%s%s: the proxy sent GOAWAY %s: %.*s",
-                   c->upstream ? "the connection to the server" : "a client connection from ",
-                   c->upstream ? "" : c->peer, nghttp2_http2_strerror(f->goaway.error_code),
-                   (int)(f->goaway.opaque_data_len < 200 ? f->goaway.opaque_data_len : 200),
-                   f->goaway.opaque_data_len ? (const char *)f->goaway.opaque_data : "");
-    }
+    if (f->hd.type == NGHTTP2_GOAWAY && f->goaway.error_code != NGHTTP2_NO_ERROR)
+        goaway_seen(c, true, &f->goaway);
     if (f->hd.type != NGHTTP2_WINDOW_UPDATE || f->window_update.window_size_increment <= 0)
         return 0;
     uint32_t inc = (uint32_t)f->window_update.window_size_increment;
@@ -1907,8 +1894,10 @@ static void conn_reap(hp_engine *e, bool all)
     }
 }
 
-/* One line to cfg.log, at most HP_LOG_PER_S a second. */
-static void engine_log(hp_engine *e, const char *fmt, ...)
+/* One line to cfg.log: who, then fmt; at most HP_LOG_PER_S a second. */
+static void engine_vlog(hp_engine *e, const char *who, const char *fmt, va_list ap)
+    __attribute__((format(printf, 3, 0)));
+static void engine_vlog(hp_engine *e, const char *who, const char *fmt, va_list ap)
 {
     if (e->cfg.log == NULL)
         return;
@@ -1922,17 +1911,72 @@ static void engine_log(hp_engine *e, const char *fmt, ...)
         return;
     }
     e->log_n++;
-    char line[600];
-    int k = 0;
+    char skipped[48] = "", line[600];
     if (e->log_skipped > 0)
-        k = snprintf(line, sizeof line, "(%llu lines left out) ",
-                     (unsigned long long)e->log_skipped);
+        snprintf(skipped, sizeof skipped, "(%llu lines left out) ",
+                 (unsigned long long)e->log_skipped);
     e->log_skipped = 0;
+    /* who is a connection's name (< NET_NAME_LEN + 32): both fit */
+    int k = snprintf(line, sizeof line, "%s%s", skipped, who);
+    vsnprintf(line + k, sizeof line - (size_t)k, fmt, ap);
+    e->cfg.log(e->cfg.log_ctx, line);
+}
+
+static void engine_log(hp_engine *e, const char *fmt, ...)
+{
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(line + k, sizeof line - (size_t)k, fmt, ap);
+    engine_vlog(e, "", fmt, ap);
     va_end(ap);
-    e->cfg.log(e->cfg.log_ctx, line);
+}
+
+/* A line about c: "the connection to the server" or "a client connection
+ * from ADDRESS:PORT", then fmt. */
+static void conn_vlog(hp_conn *c, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
+static void conn_vlog(hp_conn *c, const char *fmt, va_list ap)
+{
+    char who[NET_NAME_LEN + 32];
+    if (c->upstream)
+        snprintf(who, sizeof who, "the connection to the server");
+    else
+        snprintf(who, sizeof who, "a client connection from %s", c->peer);
+    engine_vlog(c->e, who, fmt, ap);
+}
+
+static void conn_log(hp_conn *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void conn_log(hp_conn *c, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    conn_vlog(c, fmt, ap);
+    va_end(ap);
+}
+
+/* c is ended by an error: counted in connections_failed and logged, once. */
+static void conn_error(hp_conn *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void conn_error(hp_conn *c, const char *fmt, ...)
+{
+    if (c->failed)
+        return;
+    c->failed = true;
+    c->e->st.connections_failed++;
+    va_list ap;
+    va_start(ap, fmt);
+    conn_vlog(c, fmt, ap);
+    va_end(ap);
+}
+
+/* A GOAWAY with an error code on c: received, the peer says we erred (a
+ * line); sent, nghttp2 ends the session for what the peer sent (an error). */
+static void goaway_seen(hp_conn *c, bool sent, const nghttp2_goaway *g)
+{
+    int n = g->opaque_data_len < 200 ? (int)g->opaque_data_len : 200;
+    const char *data = n > 0 ? (const char *)g->opaque_data : "";
+    const char *code = nghttp2_http2_strerror(g->error_code);
+    if (sent)
+        conn_error(c, ": the proxy sent GOAWAY %s: %.*s", code, n, data);
+    else
+        conn_log(c, ": the peer sent GOAWAY %s: %.*s", code, n, data);
 }
 
 /* The connection is gone (or given up): its calls learn it, its queue is
@@ -1946,15 +1990,9 @@ static void conn_fail(hp_conn *c, const char *why)
     /* an error: anything but the peer leaving with no call open, the end
      * of the session (GOAWAY both ways, idleness) or the stop */
     if (why != why_session_ended && why != why_stopped &&
-        (why != why_peer_closed || c->calls != NULL) && !c->failed) {
-        c->failed = true;
-        e->st.connections_failed++;
-        if (c->upstream)
-            engine_log(e, "the connection to the server: %s", why);
-        else
-            engine_log(e, "a client connection from %s, %s open: %s", c->peer,
-                       c->calls == NULL ? "no call" : "calls", why);
-    }
+        (why != why_peer_closed || c->calls != NULL))
+        conn_error(c, "%s: %s",
+                   c->upstream ? "" : c->calls == NULL ? ", no call open" : ", calls open", why);
     c->closed = true;
     idle_leave(c);
     c->at_head = NULL;
@@ -2418,26 +2456,6 @@ static void cancel_all(hp_engine *e)
 
 /* ---- the engine */
 
-/* "ADDRESS:PORT" of a peer, "[ADDRESS]:PORT" for IPv6. */
-static void peer_name(const struct sockaddr_storage *ss, char *out, size_t len)
-{
-    char a[INET6_ADDRSTRLEN] = "?";
-    unsigned port = 0;
-    if (ss->ss_family == AF_INET6) {
-        const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)ss;
-        inet_ntop(AF_INET6, &s6->sin6_addr, a, sizeof a);
-        port = ntohs(s6->sin6_port);
-        snprintf(out, len, "[%s]:%u", a, port);
-        return;
-    }
-    if (ss->ss_family == AF_INET) {
-        const struct sockaddr_in *s4 = (const struct sockaddr_in *)ss;
-        inet_ntop(AF_INET, &s4->sin_addr, a, sizeof a);
-        port = ntohs(s4->sin_port);
-    }
-    snprintf(out, len, "%s:%u", a, port);
-}
-
 static void accept_all(hp_engine *e)
 {
     for (int i = 0; i < 64 && e->lfd >= 0; i++) {
@@ -2457,16 +2475,16 @@ static void accept_all(hp_engine *e)
         }
         int one = 1;
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-        char peer[sizeof ((hp_conn *)0)->peer];
-        peer_name(&ss, peer, sizeof peer);
         char err[NET_ERR_LEN];
         hp_conn *c = conn_new(e, fd, false, err, sizeof err);
         if (c == NULL) {
+            char peer[NET_NAME_LEN];
+            net_sockaddr_name(&ss, peer, sizeof peer);
             e->st.connections_failed++;
             engine_log(e, "cannot take a connection from %s: %s", peer, err);
             continue;
         }
-        memcpy(c->peer, peer, sizeof peer);
+        net_sockaddr_name(&ss, c->peer, sizeof c->peer);
         e->st.connections++;
     }
 }

@@ -3,6 +3,7 @@
 
 #include "error.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <limits.h>
 #include <netdb.h>
@@ -315,5 +316,21 @@ int net_writev_all(int fd, struct iovec *iov, size_t iovcnt, char *err,
                 left = 0;
             }
         }
+    }
+}
+
+void net_sockaddr_name(const struct sockaddr_storage *ss, char *out, size_t len)
+{
+    char a[INET6_ADDRSTRLEN] = "?";
+    if (ss->ss_family == AF_INET6) {
+        const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)ss;
+        inet_ntop(AF_INET6, &s6->sin6_addr, a, sizeof a);
+        snprintf(out, len, "[%s]:%u", a, (unsigned)ntohs(s6->sin6_port));
+    } else if (ss->ss_family == AF_INET) {
+        const struct sockaddr_in *s4 = (const struct sockaddr_in *)ss;
+        inet_ntop(AF_INET, &s4->sin_addr, a, sizeof a);
+        snprintf(out, len, "%s:%u", a, (unsigned)ntohs(s4->sin_port));
+    } else {
+        snprintf(out, len, "?:0");
     }
 }

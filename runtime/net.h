@@ -23,6 +23,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 #include <sys/types.h>
 #include <sys/uio.h>
 
@@ -30,6 +31,8 @@
 
 /* Room for any message these functions write. */
 #define NET_ERR_LEN 256
+/* Room for net_sockaddr_name's text: an IPv6 address, brackets, a port. */
+#define NET_NAME_LEN 56
 /* The most net_read_ring asks for in one read. */
 #define NET_READ_MAX RB_READ_CHUNK
 /* net_read_ring on a non-blocking descriptor with nothing to read. */
@@ -43,6 +46,11 @@ typedef struct {
 /* Splits "HOST:PORT". Returns 0, or -1 with err set. No name lookup. */
 int net_parse_addr(const char *hostport, net_addr *out, char *err,
                    size_t errlen) __attribute__((warn_unused_result));
+
+/* The numeric "ADDRESS:PORT" of an IPv4 or IPv6 socket address ("[ADDRESS]:PORT"
+ * for IPv6: what net_parse_addr reads), for messages; "?:0" for another
+ * family. Truncated to len. */
+void net_sockaddr_name(const struct sockaddr_storage *ss, char *out, size_t len);
 
 /* A listening TCP socket on hostport (port 0: an ephemeral port), with
  * SO_REUSEADDR. Returns the descriptor and stores the port actually bound in

@@ -90,6 +90,13 @@ stop_proxy() {
     wait "$wpid"
 }
 
+# tally_key NAME KEY: KEY of the stopped proxy NAME's tally; nothing when
+# it has no tally.
+tally_key() {
+    $PY -c 'import json, sys; print(json.loads([l for l in open(sys.argv[1]) if not l.startswith("listening ")][0])[sys.argv[2]])' \
+        "$tmp/$1.out" "$2" 2>/dev/null
+}
+
 # The tally (the JSON line) of a stopped proxy: checks it is one object with
 # consistent counts; prints "messages kept calls copied peak".
 tally() {
@@ -198,7 +205,7 @@ done
 sed -n 's/^triage-demo proxy: /   log: /p' "$tmp/raw.err" | tee -a "$log"
 n=$(grep -c '^triage-demo proxy: \(worker [0-9]*: \)\?a client connection from 127\.0\.0\.1:[0-9]*[,:] ' "$tmp/raw.err")
 check "raw: 4 connections given up on, each logged with its peer and why ($n)" test "$n" -eq 4
-n=$($PY -c 'import json, sys; print(json.loads([l for l in open(sys.argv[1]) if not l.startswith("listening ")][0])["connections_failed"])' "$tmp/raw.out" 2>/dev/null)
+n=$(tally_key raw connections_failed)
 check "raw: the tally counts them (${n:-none})" test "${n:-0}" -eq 4
 
 # ---- --idle-timeout: a client connection with no call for that long is
@@ -207,7 +214,7 @@ start_proxy idle "$port_other" --idle-timeout 1 || exit 1
 peer_run idle 30 idle --target "$addr_idle" "${args[@]}" --wait 2.5
 stop_proxy idle
 check "idle: exits 0 on SIGTERM" test $? -eq 0
-n=$($PY -c 'import json, sys; print(json.loads([l for l in open(sys.argv[1]) if not l.startswith("listening ")][0])["idle_closed"])' "$tmp/idle.out" 2>/dev/null)
+n=$(tally_key idle idle_closed)
 check "idle: the tally counts the connection closed (${n:-none})" test "${n:-0}" -ge 1
 
 # ---- a server that never answers the connect: UNAVAILABLE after --connect-timeout

@@ -769,15 +769,18 @@ START_TEST(errors_are_logged_and_bounded)
 }
 END_TEST
 
-/* The peak resident memory of this process so far, KiB (VmHWM). */
-static long peak_rss_kb(void)
+/* A field of /proc/self/status ("VmHWM", "RssShmem"), KiB; -1 when absent. */
+static long status_kb(const char *field)
 {
     FILE *f = fopen("/proc/self/status", "r");
     char line[256];
+    size_t n = strlen(field);
     long kb = -1;
     while (f != NULL && fgets(line, sizeof line, f) != NULL)
-        if (sscanf(line, "VmHWM: %ld", &kb) == 1)
+        if (strncmp(line, field, n) == 0 && line[n] == ':') {
+            kb = strtol(line + n + 1, NULL, 10);
             break;
+        }
     if (f != NULL)
         fclose(f);
     return kb;
@@ -825,12 +828,12 @@ START_TEST(header_lists_are_bounded)
     call big = {.req = {.p = in, .len = n}};
     snprintf(big.st.status, sizeof big.st.status, "-");
     nghttp2_data_provider p = {.source.ptr = &big.req, .read_callback = hc_body_read};
-    long rss0 = peak_rss_kb();
+    long rss0 = status_kb("VmHWM");
     REQUIRE(nghttp2_submit_request(cl.s, NULL, nv, 6 + PADS, &p, &big) > 0);
     cl.open = 1;
     while (cl.open > 0)
         REQUIREF(peer_round(cl.s, cl.fd, T_MS), "the call did not end");
-    long grew = peak_rss_kb() - rss0;
+    long grew = status_kb("VmHWM") - rss0;
     REQUIREF(strcmp(big.st.status, "8") == 0 && strstr(big.st.message, "header list") != NULL,
              "status %s \"%s\", stream closed with %s; not sent: %s; the log: %s",
              big.st.status, big.st.message, nghttp2_http2_strerror(last_close_code),
@@ -912,25 +915,11 @@ START_TEST(accept_pauses_when_out_of_descriptors)
 }
 END_TEST
 
-/* The resident shared memory of this process (the rings are memfds), KiB. */
-static long rss_shmem_kb(void)
-{
-    FILE *f = fopen("/proc/self/status", "r");
-    char line[256];
-    long kb = -1;
-    while (f != NULL && fgets(line, sizeof line, f) != NULL)
-        if (strncmp(line, "RssShmem:", 9) == 0)
-            kb = strtol(line + 9, NULL, 10);
-    if (f != NULL)
-        fclose(f);
-    return kb;
-}
-
 /* A client that stops reading makes the proxy hold what the server sends
  * it (up to the stream's window): 4 MB of echo fill as much of the server
  * connection's ring (and the request, on its way, the client's). Once the
  * client read it all and both connections are quiet (they stay open), the
- * rings' pages are given back. */
+ * rings' pages are given back (the rings are memfds: RssShmem counts them). */
 START_TEST(quiet_connections_give_ring_pages_back)
 {
     enum { N = 4000 };
@@ -939,7 +928,7 @@ START_TEST(quiet_connections_give_ring_pages_back)
     uint8_t *in = malloc(N * 1005), *want = malloc(N * 1005);
     size_t n, wn;
     thousands(in, &n, want, &wn, N, 'q');
-    long before = rss_shmem_kb();
+    long before = status_kb("RssShmem");
     REQUIRE(before >= 0);
     client cl;
     client_open(&cl, r.addr);
@@ -952,7 +941,7 @@ START_TEST(quiet_connections_give_ring_pages_back)
         peer_round(cl.s, cl.fd, 50);
     REQUIRE(c.req.sent == c.req.len && peer_send(cl.s, cl.fd));
     usleep(1000 * 1000); /* unread, the echo waits in the proxy */
-    long during = rss_shmem_kb();
+    long during = status_kb("RssShmem");
     while (cl.open > 0)
         REQUIREF(peer_round(cl.s, cl.fd, T_MS), "the call did not end");
     REQUIREF(strcmp(c.st.status, "0") == 0 && c.got_len == wn && memcmp(c.got, want, wn) == 0,
@@ -962,7 +951,7 @@ START_TEST(quiet_connections_give_ring_pages_back)
     long after = during;
     for (int i = 0; i < 50 && after - before > 512; i++) {
         usleep(100 * 1000);
-        after = rss_shmem_kb();
+        after = status_kb("RssShmem");
     }
     REQUIREF(after - before <= 512, "%ld KiB resident before the call, %ld while the client "
              "did not read, %ld once quiet", before, during, after);
