@@ -294,8 +294,12 @@ SAN_BUILD := build/san
 SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 san_make = $(MAKE) --no-print-directory BUILD=$(SAN_BUILD) OPT=-O1 CC=clang SANFLAGS="$(SAN_FLAGS)"
 
+# test-san runs the suites' exhaustive loops (every byte, every prefix, every
+# seed) at one position in 4 (TR_TEST_STRIDE; tests/support/suite.h's
+# su_pick): the sanitizers look for memory errors and undefined behaviour on
+# the same code paths, and test-unit checks every position.
 test-san:
-	+$(san_make) test-unit
+	+TR_TEST_STRIDE=4 $(san_make) test-unit
 
 # Every benchmark, into build/bench: latest.json, the page RESULTS.md and the
 # plots (installs the bench's Debian packages first: scripts/deps.sh --bench).
@@ -324,10 +328,12 @@ TEST_PARTS := test-san test-models test-unit test-gen fuzz-smoke test-grpc bench
 test:
 	@scripts/test_parts.sh "$(MAKE)" $(TEST_JOBS) build/test-logs test-build $(TEST_PARTS)
 
+# test-unit-build: what test-unit runs (the suites and triage-demo; the
+# sanitizer build makes no triage-bench, which nothing runs there).
 .PHONY: test-build test-unit-build
-test-unit-build: all $(TEST_BIN)
+test-unit-build: deps $(BUILD)/triage-demo $(TEST_BIN)
 
-test-build: test-unit-build $(BUILD)/tests/rawclient
+test-build: all test-unit-build $(BUILD)/tests/rawclient
 	+$(san_make) test-unit-build $(SAN_BUILD)/tests/rawclient
 	$(MAKE) --no-print-directory fuzz-build
 	$(MAKE) --no-print-directory models-build
@@ -382,7 +388,7 @@ endif
 # build/fuzz/obj/fuzz, beside the objects of everything else (built from
 # the same sources, through the rules above). Seeds are generated at fuzz
 # time into build/fuzz/seeds (`triage-demo gen` split by
-# tests/fuzz/corpus.c, plus its handmade THREATS.md cases) and never
+# tests/fuzz/corpus.c, plus its handmade docs/security.md cases) and never
 # committed; what the fuzzers find grows build/fuzz/corpus/<harness>,
 # crashes land in build/fuzz/artifacts.
 #   make fuzz [FUZZ_SECONDS=N]   each harness for N seconds (default 60);

@@ -17,30 +17,41 @@ passed=0
 failed=()
 t0=$SECONDS
 
-# report PART RC SECONDS: the line, and the log when it failed.
+# timed OUT COMMAND...: runs COMMAND; OUT gets "RC TIME", TIME its elapsed
+# and CPU time (user and system, its children's too) as "W s, C s CPU".
+timed() {
+    local out=$1 rc TIMEFORMAT='%R %U %S'
+    shift
+    { time "$@"; } 2>"$out.time"
+    rc=$?
+    # time's line is the last of the file (a failed command may have said more)
+    echo "$rc $(tail -n 1 "$out.time" | awk '{ printf "%d s, %d s CPU", $1, $2 + $3 }')" >"$out"
+    rm -f "$out.time"
+}
+
+# report PART RC TIME: the line, and the log when it failed.
 report() {
     if [ "$2" -eq 0 ]; then
         passed=$((passed + 1))
-        printf '==== %-12s passed  (%d s)\n' "$1" "$3"
+        printf '==== %-12s passed  (%s)\n' "$1" "$3"
     else
         failed+=("$1")
-        printf '==== %-12s FAILED  (%d s; log: %s)\n' "$1" "$3" "$logs/$1.log"
+        printf '==== %-12s FAILED  (%s; log: %s)\n' "$1" "$3" "$logs/$1.log"
         sed 's/^/    /' "$logs/$1.log" | tail -n 200
     fi
 }
 
 echo "==== $build_part (make -j$jobs; log: $logs/$build_part.log)"
-start=$SECONDS
-$make_cmd --no-print-directory -j"$jobs" "$build_part" >"$logs/$build_part.log" 2>&1
-report "$build_part" $? $((SECONDS - start))
+timed "$logs/$build_part.done" $make_cmd --no-print-directory -j"$jobs" "$build_part" \
+    >"$logs/$build_part.log" 2>&1
+read -r rc took <"$logs/$build_part.done"
+report "$build_part" "$rc" "$took"
 
 # run PART: in the background; its status and time land in LOGS.
 run() {
     (
-        start=$SECONDS
-        $make_cmd --no-print-directory -j"$jobs" "$1" >"$logs/$1.log" 2>&1
-        rc=$?
-        echo "$rc $((SECONDS - start))" >"$logs/$1.done.tmp"
+        timed "$logs/$1.done.tmp" $make_cmd --no-print-directory -j"$jobs" "$1" \
+            >"$logs/$1.log" 2>&1
         mv "$logs/$1.done.tmp" "$logs/$1.done"
     ) &
 }
@@ -57,8 +68,8 @@ while [ ${#pending[@]} -gt 0 ] || [ ${#running[@]} -gt 0 ]; do
     still=()
     for part in "${running[@]}"; do
         if [ -e "$logs/$part.done" ]; then
-            read -r rc secs <"$logs/$part.done"
-            report "$part" "$rc" "$secs"
+            read -r rc took <"$logs/$part.done"
+            report "$part" "$rc" "$took"
         else
             still+=("$part")
         fi
@@ -66,10 +77,14 @@ while [ ${#pending[@]} -gt 0 ] || [ ${#running[@]} -gt 0 ]; do
     running=("${still[@]+"${still[@]}"}")
 done
 
-total=$((SECONDS - t0))
+# the CPU time of everything make test ran (times: the children's user and system)
+times >"$logs/times"   # not in a pipe: a subshell's times would not count them
+cpu=$(awk 'NR == 2 { for (i = 1; i <= 2; i++) { split($i, t, /[ms]/); s += t[1] * 60 + t[2] } }
+           END { printf "%d", s }' "$logs/times")
+total="$((SECONDS - t0)) s, $cpu s CPU"
 if [ ${#failed[@]} -eq 0 ]; then
-    echo "make test: $passed passed, 0 failed ($total s)"
+    echo "make test: $passed passed, 0 failed ($total)"
     exit 0
 fi
-echo "make test: $passed passed, ${#failed[@]} failed: ${failed[*]} ($total s)"
+echo "make test: $passed passed, ${#failed[@]} failed: ${failed[*]} ($total)"
 exit 1

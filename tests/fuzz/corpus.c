@@ -4,14 +4,14 @@
  *   triage-demo gen ... | mkcorpus OUTDIR
  *
  * reads the generator's frames from stdin and writes one file per seed into
- *   OUTDIR/message  each message body, plus handmade THREATS.md cases built
+ *   OUTDIR/message  each message body, plus handmade docs/security.md cases built
  *                   on the first message (duplicates in both orders and at
  *                   both ends, escaped keys and values, junk outside the
  *                   judged path, trailing bytes, BOM, NUL, invalid UTF-8,
  *                   odd numbers, a depth bomb, truncations)
  *   OUTDIR/detail   each message's detail bytes, and handmade details
  *   OUTDIR/split    runs of frames, with fz_split's two option bytes in front
- *   OUTDIR/policy   policy files: MODEL.md's, variants, and broken ones
+ *   OUTDIR/policy   policy files: docs/model.md's, variants, and broken ones
  */
 #include <errno.h>
 #include <stdio.h>

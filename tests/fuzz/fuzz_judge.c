@@ -1,5 +1,5 @@
 /* fuzz_judge.c: the harnesses of what a filter decides: the policy file,
- * and the verdicts of every reader at every verify level (THREATS.md's
+ * and the verdicts of every reader at every verify level (docs/security.md's
  * rule). They check:
  *
  *   policy        jp_parse accepts only JSON, only known names, and what it

@@ -30,3 +30,14 @@ bool su_nofork(void)
     const char *f = getenv("CK_FORK");
     return f != NULL && strcmp(f, "no") == 0;
 }
+
+bool su_pick(size_t i, size_t key)
+{
+    static size_t stride; /* 0: not read yet */
+    if (stride == 0) {
+        const char *v = getenv("TR_TEST_STRIDE");
+        long k = v != NULL ? strtol(v, NULL, 10) : 1;
+        stride = k >= 1 ? (size_t)k : 1;
+    }
+    return (i + key) % stride == 0;
+}

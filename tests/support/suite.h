@@ -11,6 +11,7 @@
 
 #include <check.h>
 #include <stdbool.h>
+#include <stddef.h>
 
 #define REQUIRE(c)                                                            \
     do {                                                                      \
@@ -38,5 +39,15 @@ int su_run(Suite *s);
 /* Whether the tests run in this process (CK_FORK=no), so that counts they
  * keep in static variables are there to print after su_run. */
 bool su_nofork(void);
+
+/* Whether an exhaustive loop (over every byte of a message, every prefix,
+ * every generated message) checks its position i: one position in
+ * TR_TEST_STRIDE (from the environment; every one when it is unset), those
+ * with (i + key) a multiple of it. key is a number of what the loop walks
+ * (its length, say), so that different messages check different positions
+ * and one message the same ones every time (its runs on each SIMD width are
+ * compared). make test-san sets it: the sanitizer build checks a share of
+ * what the plain build checks whole. */
+bool su_pick(size_t i, size_t key);
 
 #endif

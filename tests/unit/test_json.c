@@ -975,7 +975,7 @@ static void conformance_case(const char *name, const uint8_t *buf, size_t n, voi
 {
     conformance_seen *seen = ctx;
     /* y_ must pass and n_ fail; of the implementation-defined i_ files our
-     * policy (MODEL.md) accepts the numbers (range is the reader's
+     * policy (docs/model.md) accepts the numbers (range is the reader's
      * business) and rejects the rest (surrogates, bad UTF-8, BOM, depth). */
     bool yes = strncmp(name, "y_", 2) == 0 || strncmp(name, "i_number", 8) == 0;
     REQUIRE(n <= GUARD_BODY);

@@ -1,4 +1,4 @@
-/* test_optics_threats.c: THREATS.md's cases for the optic scanners and the
+/* test_optics_threats.c: docs/security.md's cases for the optic scanners and the
  * optics reader at verify=off (optics.h), built on generated issues whose
  * detail is replaced by a literal one of each case.
  *
@@ -218,7 +218,7 @@ static const char *const lit_details[] = {INC("Sev1", "Critical"), INC("Sev4", "
 
 START_TEST(test_threat_duplicate_detail)
 {
-    /* MODEL.md: a field twice in one object is rejected by the decoder
+    /* docs/model.md: a field twice in one object is rejected by the decoder
      * (TR_E_DUPLICATE); the scanners (verify=off) read the first occurrence. */
     char l[200];
     for (int a = 0; a < N_LITS; a++) {
@@ -891,7 +891,7 @@ START_TEST(test_threat_malformed)
 }
 END_TEST
 
-/* Keys and case names are case-sensitive (MODEL.md): a key differing from
+/* Keys and case names are case-sensitive (docs/model.md): a key differing from
  * a wanted one only in letter case is an unknown field, a value differing
  * from a case name only in letter case is no case. Every letter position
  * is varied (the walk filters candidates by their first byte, but a quote

@@ -2,8 +2,8 @@
  * filter/reader.h), on the demo's schema:
  *
  *  - the built-in default (schema/default.rules, what rd_policy loads when
- *    given nothing) is MODEL.md's demo policy: its verdicts equal that
- *    policy written out in C over the decoded Issue, by case names;
+ *    given nothing) is docs/model.md's default rules: its verdicts equal
+ *    those rules written out in C over the decoded Issue, by case names;
  *  - the JSON policy form means the rules it stands for: each JSON file
  *    judges every message as a hand-written rules text does (escaped keys
  *    too, and minVotes across its range, issue 16);
@@ -188,7 +188,7 @@ static bool verdict(const po_policy *pol, const tr_Issue *is, tr_message m)
     return keep;
 }
 
-/* An urgent incident (the --where test's expression, and MODEL.md's
+/* An urgent incident (the --where test's expression, and docs/model.md's
  * policy for incidents), written out. */
 static bool urgent_incident(const tr_Issue *is)
 {
@@ -200,7 +200,7 @@ static bool urgent_incident(const tr_Issue *is)
            named(tr_Tier_names[d->u.Incident.impact.service.tier], "Critical");
 }
 
-/* MODEL.md's demo policy, written out over the decoded Issue. */
+/* the default rules (docs/model.md), written out over the decoded Issue. */
 static bool model_md(const tr_Issue *is)
 {
     const tr_Detail *d = &is->detail;
@@ -380,8 +380,8 @@ static same_ctx json_means(const char *json, const char *rules, const char *kind
     return c;
 }
 
-/* MODEL.md's JSON policy, and the empty one (every key defaults to it),
- * mean schema/default.rules. */
+/* The default policy in JSON (docs/model.md), and the empty one (every key
+ * defaults to it), mean schema/default.rules. */
 START_TEST(json_default_means_default_rules)
 {
     const char *rules = read_text("schema/default.rules");

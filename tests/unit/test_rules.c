@@ -4,7 +4,7 @@
  * and double comparison, string escapes, laziness and the per-message
  * cache, the two readers, every load error's exact text, the limits, and
  * schema/default.rules (and the JSON policy form's defaults) against a
- * demo-like schema and MODEL.md's demo policy written out in C. */
+ * demo-like schema and the default rules (docs/model.md) written out in C. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1143,7 +1143,7 @@ static bool dm_is_(const js_str *names, int n, int i, const char *want)
 }
 #define dm_is(names, i, want) dm_is_(names, DM_N(names), i, want)
 
-/* MODEL.md's demo policy written out in C, by case names: the oracle. */
+/* the default rules (docs/model.md) written out in C, by case names: the oracle. */
 static bool dm_demo_policy(const dm_msg *m)
 {
     if (dm_is(dm_kinds, m->kind, "Incident"))
@@ -1159,9 +1159,9 @@ static bool dm_demo_policy(const dm_msg *m)
 }
 
 /* schema/default.rules, the JSON policy form with every key left out, and
- * MODEL.md's JSON policy, each against the oracle on every combination of
- * the values it reads (absent ones too), through both readers; po_judge's
- * kind is the message's. */
+ * the default policy in JSON (docs/model.md), each against the oracle on
+ * every combination of the values it reads (absent ones too), through both
+ * readers; po_judge's kind is the message's. */
 START_TEST(default_rules_mean_the_default_policy)
 {
     po_policy pols[3];

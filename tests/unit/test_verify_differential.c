@@ -2,7 +2,7 @@
  * one, through the verify levels (filter/verify.h) and every reader:
  * truncation at every byte, NUL bytes anywhere, invalid UTF-8 in keys and
  * values, the depth bomb; and JSONTestSuite's files through the JSON level,
- * the decoder's JSON layer and the differential. On each input THREATS.md's
+ * the decoder's JSON layer and the differential. On each input docs/security.md's
  * rule holds (verify_cases.h): either verify=schema rejects it, or the
  * decoder accepts it and the optics read the values it read. */
 #include <stdio.h>

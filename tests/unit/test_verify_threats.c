@@ -1,12 +1,12 @@
-/* test_verify_threats.c: THREATS.md's table, case by case: what each verify
- * level (filter/verify.h) and each reader answers on a message holding one
- * threat.
+/* test_verify_threats.c: the threats to a lazy reader (docs/security.md),
+ * case by case: what each verify level (filter/verify.h) and each reader
+ * answers on a message holding one threat.
  *
  * Each case states the JSON level's code and offset (js_validate), the
  * schema level's code and offset, which must also be the decoder's, and
  * for an accepted message the verdict of every reader at every level; on
- * every message built here THREATS.md's rule holds as a differential too
- * (verify_cases.h). The cases: members around the detail (comments,
+ * every message built here docs/security.md's rule holds as a differential
+ * too (verify_cases.h). The cases: members around the detail (comments,
  * trailing commas, quotes, numbers, escapes, surrogates, control bytes,
  * NULs, invalid UTF-8, duplicates, the root's fields with odd values,
  * unknown fields), each placed at both ends of a message and a duplicate
@@ -415,7 +415,7 @@ START_TEST(details_at_both_ends)
 }
 END_TEST
 
-/* Keys are case-sensitive (MODEL.md): a key that differs from a known one
+/* Keys are case-sensitive (docs/model.md): a key that differs from a known one
  * only in case is an unknown field, for every reader, at every level. Each
  * variant comes first, where a reader that matched it would take it. */
 static const member_case case_members[] = {

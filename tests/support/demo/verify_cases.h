@@ -1,5 +1,5 @@
 /* verify_cases.h: messages built around a generated Issue, and what every
- * verify level and reader must answer on them (THREATS.md), for the verify
+ * verify level and reader must answer on them (docs/security.md), for the verify
  * suites (tests/unit/test_verify_*.c) and the regression replay.
  *
  * vc_init, once before the tests, generates an Issue and keeps its members
@@ -8,7 +8,7 @@
  * states what it must get (vc_expect): the JSON level's code and offset,
  * the schema level's (which must be the decoder's), and for an accepted
  * message the verdict of every reader at every level. Every message is
- * also put through THREATS.md's rule as a differential (vc_differential,
+ * also put through docs/security.md's rule as a differential (vc_differential,
  * the fuzzers' own property): either verify=schema rejects it, or the
  * decoder accepts it and the optics read the values the decoder read.
  *
