@@ -23,9 +23,13 @@ PYTHON := scripts/python.sh
 
 OPT ?= -O2
 SANFLAGS ?=
+# Debug information: full in the plain build; the clang builds (sanitizers,
+# fuzzing, other schemas) take line tables only, which is what their reports
+# print (file:line), for a fifth less compile time.
+DEBUG ?= -g
 # -MMD -MP: each object's .d beside it lists the headers it included, so an
 # object is rebuilt when one of them changes, and only then.
-CFLAGS := -std=c11 $(OPT) -g -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
+CFLAGS := -std=c11 $(OPT) $(DEBUG) -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
           -D_GNU_SOURCE -MMD -MP $(SANFLAGS) $(EXTRA_CFLAGS)
 # Each layer compiles with the include paths of what it uses, and no more:
 # the runtime sees itself; the generated code the runtime and itself; the
@@ -194,7 +198,7 @@ $(BUILD)/obj/bench/%.o: bench/%.c | $(GEN_STAMP)
 $(BUILD)/obj/bench/%.o: bench/%.cpp | deps
 	@mkdir -p $(@D)
 	$(call say,CXX,$@)
-	$(Q)$(BENCH_CXX) -std=c++17 $(OPT) -g -Wall -Wextra -Werror -MMD -MP $(SANFLAGS) $(BENCH_DEFS) \
+	$(Q)$(BENCH_CXX) -std=c++17 $(OPT) $(DEBUG) -Wall -Wextra -Werror -MMD -MP $(SANFLAGS) $(BENCH_DEFS) \
 	  -Ibench $(shell pkg-config --cflags simdjson) -c $< -o $@
 
 $(BUILD)/triage-bench: $(BENCH_OBJ) $(BENCH_CXX_OBJ) $(SHARED_OBJ)
@@ -207,7 +211,7 @@ $(BUILD)/triage-bench: $(BENCH_OBJ) $(BENCH_CXX_OBJ) $(SHARED_OBJ)
 # is compiled once per build and linked into every suite.
 SUPPORT_SRC := $(sort $(wildcard tests/support/*.c))
 SUPPORT_DEMO_SRC := $(sort $(wildcard tests/support/demo/*.c))
-SUPPORT_OBJ := $(SUPPORT_SRC:tests/%.c=$(BUILD)/obj/tests/%.o)
+SUPPORT_OBJ := $(SUPPORT_SRC:tests/%.c=$(RT_BUILD)/obj/tests/%.o)
 SUPPORT_DEMO_OBJ := $(SUPPORT_DEMO_SRC:tests/%.c=$(BUILD)/obj/tests/%.o)
 TEST_CFLAGS := -Itests
 
@@ -216,15 +220,17 @@ $(BUILD)/obj/tests/support/demo/%.o: tests/support/demo/%.c | $(GEN_STAMP)
 	$(call say,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(FILTER_INC) $(TEST_CFLAGS) -c $< -o $@
 
-$(BUILD)/obj/tests/support/%.o: tests/support/%.c | $(GEN_STAMP)
+# The support for any schema sees no generated header: compiled once, in
+# RT_BUILD, for the builds of every schema (test-models), like the runtime.
+$(RT_BUILD)/obj/tests/support/%.o: tests/support/%.c
 	@mkdir -p $(@D)
 	$(call say,CC,$@)
-	$(Q)$(CC) $(CFLAGS) $(GEN_INC) $(TEST_CFLAGS) -c $< -o $@
+	$(Q)$(CC) $(CFLAGS) $(RUNTIME_INC) $(TEST_CFLAGS) -c $< -o $@
 
 # Archives, so a suite links only the members it uses: the support for any
 # schema, and the demo's (with the fuzz harnesses, which the suites that
 # replay inputs through them call: tests/fuzz, below).
-SUPPORT_LIB := $(BUILD)/tests/libsupport.a
+SUPPORT_LIB := $(RT_BUILD)/tests/libsupport.a
 SUPPORT_DEMO_LIB := $(BUILD)/tests/libsupport_demo.a
 $(SUPPORT_LIB): $(SUPPORT_OBJ)
 $(SUPPORT_DEMO_LIB): $(SUPPORT_DEMO_OBJ)
@@ -241,13 +247,19 @@ $(BUILD)/tests/%: tests/unit/%.c $(SUPPORT_DEMO_LIB) $(SUPPORT_LIB) $(SHARED_OBJ
 
 # The suites that hold for any schema see and link the runtime, the
 # generated code and tests/support alone, so they build for schemas the
-# demo cannot run on.
+# demo cannot run on. They reach the schema through its tables (tr_schema)
+# and include no generated header, so each is compiled once, in RT_BUILD,
+# and linked with the generated code of each schema.
 MODEL_TESTS := $(BUILD)/tests/test_model $(BUILD)/tests/test_rules_model
-$(MODEL_TESTS): $(BUILD)/tests/%: tests/unit/%.c $(SUPPORT_LIB) $(MODEL_OBJ)
+$(RT_BUILD)/obj/tests/unit/%.o: tests/unit/%.c
 	@mkdir -p $(@D)
 	$(call say,CC,$@)
-	$(Q)$(CC) $(CFLAGS) $(GEN_INC) $(TEST_CFLAGS) $< $(SUPPORT_LIB) $(MODEL_OBJ) -o $@ $(LDFLAGS) \
-	  $(CHECK_LIBS) $(LDLIBS)
+	$(Q)$(CC) $(CFLAGS) $(RUNTIME_INC) $(TEST_CFLAGS) -c $< -o $@
+
+$(MODEL_TESTS): $(BUILD)/tests/%: $(RT_BUILD)/obj/tests/unit/%.o $(SUPPORT_LIB) $(MODEL_OBJ)
+	@mkdir -p $(@D)
+	$(call say,LINK,$@)
+	$(Q)$(CC) $(LDFLAGS) $(filter %.o %.a,$^) -o $@ $(CHECK_LIBS) $(LDLIBS)
 
 demo: all
 	$(BUILD)/triage-demo run 200000
@@ -292,7 +304,8 @@ endef
 # otherwise run it without the jobserver (-j1).
 SAN_BUILD := build/san
 SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
-san_make = $(MAKE) --no-print-directory BUILD=$(SAN_BUILD) OPT=-O1 CC=clang SANFLAGS="$(SAN_FLAGS)"
+san_make = $(MAKE) --no-print-directory BUILD=$(SAN_BUILD) OPT=-O1 DEBUG=-gline-tables-only CC=clang \
+  SANFLAGS="$(SAN_FLAGS)"
 
 # test-san runs the suites' exhaustive loops (every byte, every prefix, every
 # seed) at one position in 4 (TR_TEST_STRIDE; tests/support/suite.h's
@@ -369,10 +382,14 @@ models-build:
 # flags (MODEL_ONLY=1), then build the suites and the harnesses there.
 ifeq ($(MODEL_ONLY),)
 model-build model-check:
-	$(MAKE) --no-print-directory OPT=-O1 CC=$(FUZZ_CC) SANFLAGS="$(FUZZ_SAN)" MODEL_ONLY=1 \
-	  FUZZ_DIR=$(BUILD) $@
+	$(MAKE) --no-print-directory OPT=-O1 DEBUG=-gline-tables-only CC=$(FUZZ_CC) SANFLAGS="$(FUZZ_SAN)" \
+	  MODEL_ONLY=1 FUZZ_DIR=$(BUILD) $@
 else
 model-build: $(MODEL_TESTS) model-fuzz-bins
+
+# Each optic's harness runs MODEL_SCAN_SMOKE_RUNS times: test_model has just
+# checked every optic's scanner against its getter, on values and messages.
+fuzz-smoke-scan_%: FUZZ_SMOKE_RUNS = $(MODEL_SCAN_SMOKE_RUNS)
 
 model-check: model-build
 	@set -e; for t in $(MODEL_TESTS); do $$t; done
@@ -393,13 +410,16 @@ endif
 # crashes land in build/fuzz/artifacts.
 #   make fuzz [FUZZ_SECONDS=N]   each harness for N seconds (default 60);
 #                                make -jK fuzz runs K at a time
-#   make fuzz-smoke              each for FUZZ_SMOKE_RUNS runs (make test)
+#   make fuzz-smoke              each for FUZZ_SMOKE_RUNS runs (make test);
+#                                test-models runs each optic's harness of
+#                                the other schemas MODEL_SCAN_SMOKE_RUNS times
 #   FUZZ_FLAGS="..."             more libFuzzer flags for make fuzz, e.g.
 #                                "-fork=2 -ignore_crashes=1" to go on past a finding
 FUZZ_CC ?= clang
 FUZZ_DIR ?= build/fuzz
 FUZZ_SECONDS ?= 60
 FUZZ_SMOKE_RUNS ?= 3000
+MODEL_SCAN_SMOKE_RUNS ?= 1000
 FUZZ_MAX_LEN ?= 16384
 FUZZ_SAN := -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all \
             -fno-omit-frame-pointer
@@ -464,7 +484,8 @@ $(BUILD)/bin/mkcorpus: tests/fuzz/corpus.c $(MODEL_OBJ)
 
 # The seeds are cut from what the gcc build's triage-demo generates.
 fuzz-build: deps $(BUILD)/triage-demo
-	$(MAKE) BUILD=$(FUZZ_DIR) OPT=-O1 CC=$(FUZZ_CC) SANFLAGS="$(FUZZ_SAN)" fuzz-bins
+	$(MAKE) BUILD=$(FUZZ_DIR) OPT=-O1 DEBUG=-gline-tables-only CC=$(FUZZ_CC) SANFLAGS="$(FUZZ_SAN)" \
+	  fuzz-bins
 	rm -rf $(FUZZ_DIR)/seeds
 	ASAN_OPTIONS=detect_leaks=0 $(FUZZ_DIR)/bin/seeds $(FUZZ_DIR)/seeds
 	mkdir -p $(FUZZ_DIR)/seeds/rules && cp schema/default.rules $(FUZZ_DIR)/seeds/rules/
@@ -517,9 +538,10 @@ clean:
 # What each object and program was built from, as the compiler listed it.
 # The compiler writes them; no rule does (else make would look for one, even
 # through make's built-in rules, and run it under make -n).
+RT_DIRS := $(sort $(BUILD) $(RT_BUILD))
 DEP_FILES := $(wildcard $(BUILD)/obj/*/*.d $(BUILD)/tests/*.d $(BUILD)/bin/*.d \
-  $(BUILD)/obj/tests/support/*.d $(BUILD)/obj/tests/support/demo/*.d \
-  $(if $(filter-out $(BUILD),$(RT_BUILD)),$(RT_BUILD)/obj/runtime/*.d))
+  $(BUILD)/obj/tests/support/demo/*.d \
+  $(foreach d,$(RT_DIRS),$(d)/obj/runtime/*.d $(d)/obj/tests/support/*.d $(d)/obj/tests/unit/*.d))
 -include $(DEP_FILES)
 %.d: ;
 
@@ -527,9 +549,9 @@ DEP_FILES := $(wildcard $(BUILD)/obj/*/*.d $(BUILD)/tests/*.d $(BUILD)/bin/*.d \
 # them, or its .d lost) has no record of the headers it read: it is made
 # again, once, and has one from then on.
 STALE := $(filter-out $(DEP_FILES:.d=.o) $(DEP_FILES:.d=), \
-  $(wildcard $(BUILD)/obj/*/*.o $(BUILD)/obj/tests/support/*.o \
-    $(BUILD)/obj/tests/support/demo/*.o $(BUILD)/tests/test_* \
-    $(if $(filter-out $(BUILD),$(RT_BUILD)),$(RT_BUILD)/obj/runtime/*.o)))
+  $(wildcard $(BUILD)/obj/*/*.o $(BUILD)/obj/tests/support/demo/*.o $(BUILD)/tests/test_* \
+    $(foreach d,$(RT_DIRS),$(d)/obj/runtime/*.o $(d)/obj/tests/support/*.o \
+      $(d)/obj/tests/unit/*.o)))
 STALE := $(filter-out %.d %.a %.log %.time,$(STALE))
 $(STALE): FORCE
 .PHONY: FORCE
