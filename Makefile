@@ -330,13 +330,15 @@ bench-quick:
 	MAKE="$(MAKE)" BUILD="$(BUILD)" scripts/bench.sh --quick
 
 # make test: first test-build builds what every part runs (make -j, so both
-# cores compile), then the parts run TEST_JOBS at a time, the longest first,
-# each into its log under build/test-logs (scripts/test_parts.sh). One line
+# cores compile), then the parts run TEST_JOBS at a time, each into its log
+# under build/test-logs (scripts/test_parts.sh): test-grpc first, for it
+# mostly waits (on its peers, timeouts and a stalled reader) while the others
+# compute, then the longest first. One line
 # as each part ends, a failed part's log, and the last line "make test: N
 # passed, M failed". Every part runs even after one fails; the exit status
 # is non-zero when any failed. A part made alone builds what it needs.
 TEST_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
-TEST_PARTS := test-san test-models test-unit test-gen fuzz-smoke test-grpc bench-quick \
+TEST_PARTS := test-grpc test-models test-san test-unit test-gen fuzz-smoke bench-quick \
               test-install test-scale
 test:
 	@scripts/test_parts.sh "$(MAKE)" $(TEST_JOBS) build/test-logs test-build $(TEST_PARTS)
