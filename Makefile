@@ -345,13 +345,16 @@ test:
 
 # test-unit-build: what test-unit runs (the suites and triage-demo; the
 # sanitizer build makes no triage-bench, which nothing runs there).
-.PHONY: test-build test-unit-build
+# test-build: the four builds, side by side under one make -j (each sub-make
+# takes its jobs from the same pool), the other schemas' after the fuzz
+# build, whose objects they link.
+.PHONY: test-build test-unit-build test-build-plain test-build-san
 test-unit-build: deps $(BUILD)/triage-demo $(TEST_BIN)
 
-test-build: all test-unit-build $(BUILD)/tests/rawclient
+test-build: test-build-plain test-build-san fuzz-build models-build
+test-build-plain: all test-unit-build $(BUILD)/tests/rawclient
+test-build-san: deps
 	+$(san_make) test-unit-build $(SAN_BUILD)/tests/rawclient
-	$(MAKE) --no-print-directory fuzz-build
-	$(MAKE) --no-print-directory models-build
 
 include mk/grpc.mk
 include mk/scale.mk
@@ -366,19 +369,24 @@ include mk/install.mk
 # compiled once. One schema: make model-check SCHEMA=F BUILD=D (the runtime
 # then compiled in D too).
 MODELS := $(sort $(wildcard tests/models/*.schema))
-.PHONY: test-models models-build model-check model-build model-fuzz-bins
+.PHONY: test-models models-build model-check model-build model-fuzz-bins \
+  $(MODEL_NAMES:%=model-build-%)
 
-# for_models TARGET: TARGET made for each schema, one after another.
-for_models = @set -e; for m in $(MODELS); do n=$$(basename $$m .schema); \
-	  echo "== schema $$m"; \
-	  $(MAKE) --no-print-directory SCHEMA=$$m BUILD=build/models/$$n RT_BUILD=$(FUZZ_DIR) \
-	    $(1); done
+MODEL_NAMES := $(MODELS:tests/models/%.schema=%)
+model_make = $(MAKE) --no-print-directory SCHEMA=tests/models/$(1).schema BUILD=build/models/$(1) \
+	  RT_BUILD=$(FUZZ_DIR)
 
+# Every schema checked, one after another (their logs would interleave).
 test-models:
-	+$(call for_models,model-check)
+	@set -e; for n in $(MODEL_NAMES); do echo "== schema tests/models/$$n.schema"; \
+	  $(call model_make,$$n) model-check; done
 
-models-build:
-	+$(call for_models,model-build)
+# Every schema built, side by side (make -j), after the fuzz build: they link
+# its runtime, tests/support and generic suites' objects (fuzz-bins makes
+# them, so no two builds make them at once).
+models-build: $(MODEL_NAMES:%=model-build-%)
+$(MODEL_NAMES:%=model-build-%): model-build-%: fuzz-build
+	+$(call model_make,$*) model-build
 
 # model-build and model-check make themselves again with the fuzz build's
 # flags (MODEL_ONLY=1), then build the suites and the harnesses there.
@@ -438,8 +446,10 @@ FUZZ_ARGS = -max_len=$(FUZZ_MAX_LEN) -artifact_prefix=$(FUZZ_DIR)/artifacts/$*- 
 .PHONY: fuzz fuzz-smoke fuzz-build fuzz-bins fuzz-big
 
 
-# Inside the clang sub-make (BUILD=build/fuzz).
-fuzz-bins: $(BUILD)/bin/mkcorpus $(BUILD)/bin/seeds $(FUZZ_NAMES:%=$(BUILD)/bin/fuzz_%)
+# Inside the clang sub-make (BUILD=build/fuzz); also what the builds of the
+# other schemas link from it (tests/support, the generic suites' objects).
+fuzz-bins: $(BUILD)/bin/mkcorpus $(BUILD)/bin/seeds $(FUZZ_NAMES:%=$(BUILD)/bin/fuzz_%) \
+  $(SUPPORT_LIB) $(MODEL_TESTS:$(BUILD)/tests/%=$(RT_BUILD)/obj/tests/unit/%.o)
 
 # The same for a schema the demo does not run on (MODEL_ONLY=1): the model
 # and scan_<optic> harnesses alone, linked with the runtime and the
