@@ -40,7 +40,7 @@ static void help(FILE *f)
             "                         [--reader optics|decode|none] [--verify off|json|schema]\n"
             "                         [--grpc-encoding identity|gzip] [--grace MS]\n"
             "                         [--connect-timeout MS] [--idle-timeout SECONDS]\n"
-            "                         [--workers N] [--json]\n"
+            "                         [--max-connections N] [--workers N] [--json]\n"
             "\n"
             "A gRPC proxy: accepts HTTP/2 cleartext (prior knowledge, as gRPC clients\n"
             "use on insecure channels), prints 'listening HOST:PORT' (port 0: an\n"
@@ -66,6 +66,9 @@ static void help(FILE *f)
             "  --idle-timeout SECONDS  a client connection with no call open for this long\n"
             "                      is closed (GOAWAY, then the connection; default 300;\n"
             "                      0: never)\n"
+            "  --max-connections N  client connections open at once (default 1024 per\n"
+            "                      worker, N shared out among the workers); more wait in\n"
+            "                      the listening socket's queue until one closes\n"
             "  --workers N         N event loops on N threads, each with its own listening\n"
             "                      socket on the same port (SO_REUSEPORT: the kernel spreads\n"
             "                      connections, a connection's calls stay on one) and its\n"
@@ -213,7 +216,7 @@ static void print_json(const px_ctx *x, const hp_stats *s, const char *dir, doub
            "\"responses\":{\"seen\":%llu,\"kept\":%llu,\"bytes\":%llu,\"kept_bytes\":%llu},"
            "\"messages_copied\":%llu,"
            "\"messages_moved\":%llu,\"messages_placed\":%llu,\"idle_closed\":%llu,"
-           "\"ring_bytes_released\":%llu,"
+           "\"accept_limited\":%llu,\"ring_bytes_released\":%llu,"
            "\"engine_allocations\":%llu,\"h2_allocations\":%llu,\"peak_held_bytes\":%llu,"
            "\"inflated\":%llu,\"refused\":%llu,\"workers\":%d,\"per_worker\":[",
            (unsigned long long)s->calls_failed, (unsigned long long)s->calls_cancelled,
@@ -225,6 +228,7 @@ static void print_json(const px_ctx *x, const hp_stats *s, const char *dir, doub
            (unsigned long long)s->bytes[1], (unsigned long long)s->kept_bytes[1],
            (unsigned long long)s->messages_copied, (unsigned long long)s->messages_moved,
            (unsigned long long)s->messages_placed, (unsigned long long)s->idle_closed,
+           (unsigned long long)s->accept_limited,
            (unsigned long long)s->ring_bytes_released, (unsigned long long)s->allocations,
            (unsigned long long)s->h2_allocations, (unsigned long long)s->peak_held,
            (unsigned long long)x->inflated, (unsigned long long)x->refused, n);
@@ -266,8 +270,10 @@ static void print_text(const px_ctx *x, const hp_stats *s, const char *dir, doub
            (unsigned long long)s->messages_moved, (unsigned long long)s->messages_placed,
            (unsigned long long)x->tally.allocations, (unsigned long long)s->allocations,
            (unsigned long long)s->h2_allocations, (unsigned long long)s->peak_held);
-    printf("  idle connections closed: %llu; ring pages given back: %llu bytes\n",
-           (unsigned long long)s->idle_closed, (unsigned long long)s->ring_bytes_released);
+    printf("  idle connections closed: %llu; accepting paused at --max-connections: %llu "
+           "times; ring pages given back: %llu bytes\n",
+           (unsigned long long)s->idle_closed, (unsigned long long)s->accept_limited,
+           (unsigned long long)s->ring_bytes_released);
     if (n > 1)
         for (int i = 0; i < n; i++) {
             const hp_stats *t = hp_stats_of(w[i].e);
@@ -366,7 +372,7 @@ int cmd_proxy(int argc, char **argv)
     bool bad = false, json = false, gzip = false;
     vf_level verify = VF_OFF;
     uint64_t grace = 5000, connect_ms = HP_CONNECT_MS, workers = (uint64_t)px_cores();
-    uint64_t idle_s = HP_IDLE_MS / 1000;
+    uint64_t idle_s = HP_IDLE_MS / 1000, max_conns = 0; /* 0: HP_MAX_CONNECTIONS a worker */
     for (int i = 1; i < argc && !bad; i++) {
         const char *v = NULL;
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
@@ -391,6 +397,8 @@ int cmd_proxy(int argc, char **argv)
             bad = bad || !opt_count("proxy", "--connect-timeout", v, 3600000, &connect_ms);
         } else if (opt_match(argc, argv, &i, "--idle-timeout", &v, &bad)) {
             bad = bad || !opt_u64("--idle-timeout", v, 7 * 24 * 3600, &idle_s);
+        } else if (opt_match(argc, argv, &i, "--max-connections", &v, &bad)) {
+            bad = bad || !opt_count("proxy", "--max-connections", v, 1u << 24, &max_conns);
         } else if (opt_match(argc, argv, &i, "--workers", &v, &bad)) {
             bad = bad || !opt_count("proxy", "--workers", v, PX_MAX_WORKERS, &workers);
         } else if (strcmp(argv[i], "--json") == 0) {
@@ -404,6 +412,12 @@ int cmd_proxy(int argc, char **argv)
         return 2;
     if (listen_at == NULL || to == NULL) {
         fprintf(stderr, "triage-demo proxy: --listen and --to are required (see --help)\n");
+        return 2;
+    }
+    if (max_conns != 0 && max_conns < workers) {
+        fprintf(stderr, "triage-demo proxy: --max-connections %llu is fewer than the %llu "
+                        "workers (each keeps at least one)\n",
+                (unsigned long long)max_conns, (unsigned long long)workers);
         return 2;
     }
     px_ctx x;
@@ -486,6 +500,9 @@ int cmd_proxy(int argc, char **argv)
             .grace_ms = (int)grace,
             .connect_ms = (int)connect_ms,
             .idle_ms = idle_s > 0 ? (int)(idle_s * 1000) : -1,
+            /* N shared out: the first N % n workers take one more */
+            .max_connections = (int)(max_conns / (uint64_t)n +
+                                     ((uint64_t)i < max_conns % (uint64_t)n)),
             .log = px_log,
             .log_ctx = &w[i],
         };

@@ -247,6 +247,9 @@ struct hp_engine {
     unsigned log_n;            /* lines logged in it */
     uint64_t log_skipped;      /* lines left out since the last one logged */
     uint64_t accept_ns;        /* != 0: accepting paused until then (out of descriptors) */
+    unsigned nclients;         /* client connections open */
+    bool accept_full;          /* accepting paused: nclients reached max_connections */
+    bool listen_watched;       /* the listening socket is in the epoll set */
     /* tags for epoll: which descriptor fired */
     char tag_listen, tag_stop, tag_efd;
 };
@@ -992,6 +995,7 @@ static void call_fail(hp_call *k, int status, const char *msg)
 
 static hp_conn *conn_new(hp_engine *e, int fd, bool upstream, char *err, size_t errlen);
 static void conn_fail(hp_conn *c, const char *why);
+static void listen_update(hp_engine *e);
 static void engine_log(hp_engine *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void goaway_seen(hp_conn *c, bool sent, const nghttp2_goaway *g);
 
@@ -1994,6 +1998,13 @@ static void conn_fail(hp_conn *c, const char *why)
         conn_error(c, "%s: %s",
                    c->upstream ? "" : c->calls == NULL ? ", no call open" : ", calls open", why);
     c->closed = true;
+    if (!c->upstream) {
+        e->nclients--;
+        if (e->accept_full) {
+            e->accept_full = false;
+            listen_update(e);
+        }
+    }
     idle_leave(c);
     c->at_head = NULL;
     c->nholes = 0;
@@ -2417,9 +2428,11 @@ static void drain_start(hp_engine *e)
     e->draining = true;
     e->deadline_ns = clk_now_ns() + (uint64_t)e->cfg.grace_ms * 1000000u;
     if (e->lfd >= 0) {
-        epoll_ctl(e->ep, EPOLL_CTL_DEL, e->lfd, NULL);
+        if (e->listen_watched)
+            epoll_ctl(e->ep, EPOLL_CTL_DEL, e->lfd, NULL);
         close(e->lfd);
         e->lfd = -1;
+        e->listen_watched = false;
     }
     for (hp_conn *c = e->conns; c != NULL; c = c->next)
         if (!c->closed && !c->upstream) {
@@ -2456,9 +2469,32 @@ static void cancel_all(hp_engine *e)
 
 /* ---- the engine */
 
+/* The listening socket is watched unless accepting is paused: out of
+ * descriptors for a while (accept_ns), or at max_connections (accept_full). */
+static void listen_update(hp_engine *e)
+{
+    bool want = e->lfd >= 0 && e->accept_ns == 0 && !e->accept_full;
+    if (want == e->listen_watched)
+        return;
+    struct epoll_event x = {.events = EPOLLIN, .data.ptr = &e->tag_listen};
+    epoll_ctl(e->ep, want ? EPOLL_CTL_ADD : EPOLL_CTL_DEL, e->lfd, &x);
+    e->listen_watched = want;
+}
+
 static void accept_all(hp_engine *e)
 {
     for (int i = 0; i < 64 && e->lfd >= 0; i++) {
+        if (e->cfg.max_connections > 0 && e->nclients >= (unsigned)e->cfg.max_connections) {
+            /* the connection waits in the socket's backlog until one closes */
+            if (!e->accept_full) {
+                e->st.accept_limited++;
+                engine_log(e, "%u client connections open, the most: accepting again when one "
+                              "closes", e->nclients);
+            }
+            e->accept_full = true;
+            listen_update(e);
+            return;
+        }
         struct sockaddr_storage ss;
         socklen_t sl = sizeof ss;
         int fd = accept4(e->lfd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
@@ -2468,8 +2504,8 @@ static void accept_all(hp_engine *e)
                  * stop watching it for a while rather than spin */
                 engine_log(e, "cannot accept a connection: %s; accepting again in %d ms",
                            strerror(errno), HP_ACCEPT_PAUSE_MS);
-                epoll_ctl(e->ep, EPOLL_CTL_DEL, e->lfd, NULL);
                 e->accept_ns = clk_now_ns() + HP_ACCEPT_PAUSE_MS * 1000000ull;
+                listen_update(e);
             }
             return; /* EAGAIN, or a connection that failed before we took it */
         }
@@ -2486,6 +2522,7 @@ static void accept_all(hp_engine *e)
         }
         net_sockaddr_name(&ss, c->peer, sizeof c->peer);
         e->st.connections++;
+        e->nclients++;
     }
 }
 
@@ -2515,6 +2552,8 @@ hp_engine *hp_new(const hp_config *cfg, char *err, size_t errlen)
         e->cfg.connect_ms = HP_CONNECT_MS;
     if (e->cfg.idle_ms == 0)
         e->cfg.idle_ms = HP_IDLE_MS;
+    if (e->cfg.max_connections == 0)
+        e->cfg.max_connections = HP_MAX_CONNECTIONS;
     e->idle_ns = e->cfg.idle_ms > 0 ? (uint64_t)e->cfg.idle_ms * 1000000u : 0;
     e->lfd = cfg->listen_fd;
     e->ep = -1;
@@ -2577,6 +2616,7 @@ hp_engine *hp_new(const hp_config *cfg, char *err, size_t errlen)
         tr_say(err, errlen, "epoll: %s", strerror(errno));
         goto fail;
     }
+    e->listen_watched = true;
     return e;
 fail:
     hp_free(e);
@@ -2634,9 +2674,8 @@ int hp_run(hp_engine *e, char *err, size_t errlen)
         }
         if (e->accept_ns != 0 && e->lfd >= 0) {
             if (now >= e->accept_ns) {
-                struct epoll_event x = {.events = EPOLLIN, .data.ptr = &e->tag_listen};
-                epoll_ctl(e->ep, EPOLL_CTL_ADD, e->lfd, &x);
                 e->accept_ns = 0;
+                listen_update(e);
             } else {
                 int t = (int)((e->accept_ns - now) / 1000000u) + 1;
                 if (timeout < 0 || t < timeout)
@@ -2804,6 +2843,7 @@ void hp_stats_add(hp_stats *sum, const hp_stats *s)
     sum->messages_placed += s->messages_placed;
     sum->messages_moved += s->messages_moved;
     sum->idle_closed += s->idle_closed;
+    sum->accept_limited += s->accept_limited;
     sum->ring_bytes_released += s->ring_bytes_released;
     sum->allocations += s->allocations;
     sum->h2_allocations += s->h2_allocations;

@@ -87,6 +87,9 @@
  * Out of descriptors (or memory) to accept a connection with: the log says
  * so and the listening socket is left unwatched for 100 ms, instead of the
  * loop spinning on it; queued connections wait in its backlog meanwhile.
+ * With max_connections client connections open, accepting pauses the same
+ * way until one of them closes (the log says so, accept_limited counts it):
+ * so the memory the client connections may hold has a bound.
  *
  * Stopping: hp_stop (safe from a signal handler: it writes to an eventfd)
  * or the stop_fd becoming readable starts a drain: the listening socket is
@@ -115,6 +118,8 @@
  * while they arrive): beyond this, reading from it pauses. It bounds the
  * records (about 100 bytes each) when messages are tiny. */
 #define HP_MAX_HELD_MSGS 65536u
+/* Client connections an engine keeps open at once, by default. */
+#define HP_MAX_CONNECTIONS 1024
 /* Calls a client may have open at once on one connection. */
 #define HP_MAX_STREAMS 1000u
 /* The largest header list (request headers, response headers or trailers)
@@ -157,6 +162,8 @@ typedef struct {
     int connect_ms;         /* how long a connect to the server may take (0: HP_CONNECT_MS) */
     int idle_ms;            /* a client connection with no call open this long is closed
                                (0: HP_IDLE_MS; < 0: never) */
+    int max_connections;    /* client connections open at once (0: HP_MAX_CONNECTIONS;
+                               < 0: no limit but the descriptors) */
     /* Called on the loop's thread with one line (no newline) for each
      * connection the proxy gives up on for a reason other than its peer
      * closing it with no call open, its idleness or the stop: a protocol
@@ -187,6 +194,7 @@ typedef struct {
     uint64_t messages_placed;      /* messages split across DATA frames whose parts were
                                       read back to back into the ring: no copy */
     uint64_t idle_closed;          /* client connections closed for being idle */
+    uint64_t accept_limited;       /* times accepting paused at max_connections */
     uint64_t ring_bytes_released;  /* ring pages given back by quiet connections */
     uint64_t allocations;          /* the engine's own, setup included */
     uint64_t h2_allocations;       /* nghttp2's, through the counting allocator */

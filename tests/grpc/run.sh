@@ -132,6 +132,8 @@ check "proxy --direction sideways: exit 2" test $? -eq 2
 check "proxy --where with bad rules: exit 2" test $? -eq 2
 "$demo" proxy --listen 127.0.0.1:0 --to 127.0.0.1:1 --idle-timeout soon >/dev/null 2>&1
 check "proxy --idle-timeout soon: exit 2" test $? -eq 2
+"$demo" proxy --listen 127.0.0.1:0 --to 127.0.0.1:1 --workers 2 --max-connections 1 >/dev/null 2>&1
+check "proxy --max-connections fewer than --workers: exit 2" test $? -eq 2
 
 # ---- the main run: every kind of call, both directions judged (optics)
 start_server main || exit 1

@@ -208,8 +208,8 @@ static void *loop_main(void *arg)
 
 /* The engine in front of an echo server (or of a port where nothing
  * listens, when with_server is false), its log to log (may be NULL). */
-static void rig_start_log(rig *r, bool with_server, int idle_ms,
-                          void (*log)(void *, const char *), void *log_ctx)
+static void rig_start_full(rig *r, bool with_server, int idle_ms, int max_connections,
+                           void (*log)(void *, const char *), void *log_ctx)
 {
     char err[NET_ERR_LEN + 64];
     uint16_t sport = 0, pport = 0;
@@ -228,10 +228,17 @@ static void rig_start_log(rig *r, bool with_server, int idle_ms,
     snprintf(r->addr, sizeof r->addr, "127.0.0.1:%u", (unsigned)pport);
     hp_config c = {.listen_fd = lfd, .upstream = to, .judge_requests = true,
                    .judge_responses = false, .judge = judge, .stop_fd = -1, .grace_ms = 1000,
-                   .idle_ms = idle_ms, .log = log, .log_ctx = log_ctx};
+                   .idle_ms = idle_ms, .max_connections = max_connections, .log = log,
+                   .log_ctx = log_ctx};
     r->e = hp_new(&c, err, sizeof err);
     REQUIREF(r->e != NULL, "%s", err);
     REQUIRE(pthread_create(&r->loop, NULL, loop_main, r->e) == 0);
+}
+
+static void rig_start_log(rig *r, bool with_server, int idle_ms,
+                          void (*log)(void *, const char *), void *log_ctx)
+{
+    rig_start_full(r, with_server, idle_ms, 0, log, log_ctx);
 }
 
 static void rig_start_idle(rig *r, bool with_server, int idle_ms)
@@ -721,6 +728,14 @@ static void log_collect(void *ctx, const char *line)
         snprintf(k->bad, sizeof k->bad, "%s", line);
 }
 
+/* Keeps the first line (ctx: a char[256]). */
+static void log_first(void *ctx, const char *line)
+{
+    char *first = ctx;
+    if (first[0] == '\0')
+        snprintf(first, 256, "%s", line);
+}
+
 /* A client that is not HTTP/2: it sends an HTTP/1.1 request, says it is
  * done, and waits for the proxy to close the connection. */
 static void http1_client(const char *addr)
@@ -915,6 +930,49 @@ START_TEST(accept_pauses_when_out_of_descriptors)
 }
 END_TEST
 
+/* At max_connections open, accepting pauses: a third client's connection
+ * waits in the backlog, unanswered (its preface and SETTINGS sent), until
+ * one of the two closes; then it is taken and answered. */
+START_TEST(connections_are_limited)
+{
+    char first[256] = "";
+    rig r;
+    rig_start_full(&r, true, 0, 2, log_first, first);
+    uint8_t in[256];
+    size_t n = frames(in, kept, 3);
+    client a, b;
+    client_open(&a, r.addr);
+    client_open(&b, r.addr);
+    call ca = {.req = {.p = in, .len = n}}, cb = {.req = {.p = in, .len = n}};
+    client_calls(&a, &ca, 1);
+    client_calls(&b, &cb, 1);
+    ck_assert_str_eq(ca.st.status, "0");
+    ck_assert_str_eq(cb.st.status, "0");
+    call_free(&ca);
+    call_free(&cb);
+    char err[NET_ERR_LEN];
+    int fd = net_connect(r.addr, err, sizeof err);
+    REQUIREF(fd >= 0, "%s", err);
+    static const char preface[] = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+                                  "\0\0\0\4\0\0\0\0\0"; /* and an empty SETTINGS */
+    REQUIRE(write(fd, preface, sizeof preface - 1) == (ssize_t)(sizeof preface - 1));
+    struct pollfd p = {.fd = fd, .events = POLLIN};
+    REQUIREF(poll(&p, 1, 300) == 0, "a third connection was answered with two open");
+    client_close(&a);
+    REQUIREF(poll(&p, 1, T_MS) == 1, "the third connection was not answered after one closed");
+    uint8_t h[9];
+    REQUIRE(read(fd, h, sizeof h) == (ssize_t)sizeof h);
+    REQUIREF(h[3] == 4, "the proxy's first frame is of type %u, not SETTINGS", h[3]);
+    close(fd);
+    client_close(&b);
+    hp_stats st = rig_stop(&r);
+    ck_assert_uint_eq(st.connections, 3);
+    REQUIRE(st.accept_limited >= 1);
+    REQUIREF(strstr(first, "2 client connections open, the most: accepting again when one "
+                           "closes") != NULL, "first log line: %s", first);
+}
+END_TEST
+
 /* A client that stops reading makes the proxy hold what the server sends
  * it (up to the stream's window): 4 MB of echo fill as much of the server
  * connection's ring (and the request, on its way, the client's). Once the
@@ -1078,6 +1136,7 @@ static Suite *h2proxy_suite(void)
     tcase_add_test(t, stats_add_sums_every_counter);
     tcase_add_test(t, errors_are_logged_and_bounded);
     tcase_add_test(t, accept_pauses_when_out_of_descriptors);
+    tcase_add_test(t, connections_are_limited);
     tcase_add_test(t, header_lists_are_bounded);
     return s;
 }
