@@ -333,10 +333,11 @@ bench-quick:
 # cores compile), then the parts run TEST_JOBS at a time, each into its log
 # under build/test-logs (scripts/test_parts.sh): test-grpc first, for it
 # mostly waits (on its peers, timeouts and a stalled reader) while the others
-# compute, then the longest first. One line
-# as each part ends, a failed part's log, and the last line "make test: N
-# passed, M failed". Every part runs even after one fails; the exit status
-# is non-zero when any failed. A part made alone builds what it needs.
+# compute, then the longest first. One line as each part ends (its time and
+# CPU time), a failed part's log, and the last line "make test: N passed, M
+# failed" (with the whole run's time and CPU time). Every part runs even
+# after one fails; the exit status is non-zero when any failed. A part made
+# alone builds what it needs.
 TEST_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 TEST_PARTS := test-grpc test-models test-san test-unit test-gen fuzz-smoke bench-quick \
               test-install test-scale
@@ -369,10 +370,10 @@ include mk/install.mk
 # compiled once. One schema: make model-check SCHEMA=F BUILD=D (the runtime
 # then compiled in D too).
 MODELS := $(sort $(wildcard tests/models/*.schema))
+MODEL_NAMES := $(MODELS:tests/models/%.schema=%)
 .PHONY: test-models models-build model-check model-build model-fuzz-bins \
   $(MODEL_NAMES:%=model-build-%)
 
-MODEL_NAMES := $(MODELS:tests/models/%.schema=%)
 model_make = $(MAKE) --no-print-directory SCHEMA=tests/models/$(1).schema BUILD=build/models/$(1) \
 	  RT_BUILD=$(FUZZ_DIR)
 

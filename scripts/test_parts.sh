@@ -17,15 +17,16 @@ passed=0
 failed=()
 t0=$SECONDS
 
-# timed OUT COMMAND...: runs COMMAND; OUT gets "RC TIME", TIME its elapsed
-# and CPU time (user and system, its children's too) as "W s, C s CPU".
+# timed OUT COMMAND...: runs COMMAND (its output where the caller sent it);
+# OUT gets "RC TIME", TIME its elapsed and CPU time (user and system, its
+# children's too) as "W s, C s CPU".
 timed() {
     local out=$1 rc TIMEFORMAT='%R %U %S'
     shift
-    { time "$@"; } 2>"$out.time"
+    # time's line to OUT.time; the command's stderr stays the caller's (fd 3)
+    { time "$@" 2>&3; } 3>&2 2>"$out.time"
     rc=$?
-    # time's line is the last of the file (a failed command may have said more)
-    echo "$rc $(tail -n 1 "$out.time" | awk '{ printf "%d s, %d s CPU", $1, $2 + $3 }')" >"$out"
+    echo "$rc $(awk '{ printf "%d s, %d s CPU", $1, $2 + $3 }' "$out.time")" >"$out"
     rm -f "$out.time"
 }
 
