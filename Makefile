@@ -308,11 +308,13 @@ san_make = $(MAKE) --no-print-directory BUILD=$(SAN_BUILD) OPT=-O1 DEBUG=-gline-
   SANFLAGS="$(SAN_FLAGS)"
 
 # test-san runs the suites' exhaustive loops (every byte, every prefix, every
-# seed) at one position in 4 (TR_TEST_STRIDE; tests/support/suite.h's
+# seed) at one position in SAN_STRIDE (TR_TEST_STRIDE; tests/support/suite.h's
 # su_pick): the sanitizers look for memory errors and undefined behaviour on
-# the same code paths, and test-unit checks every position.
+# the same code paths, and test-unit checks every position. make test-san
+# SAN_STRIDE=1 checks every position under the sanitizers too.
+SAN_STRIDE ?= 4
 test-san:
-	+TR_TEST_STRIDE=4 $(san_make) test-unit
+	+TR_TEST_STRIDE=$(SAN_STRIDE) $(san_make) test-unit
 
 # Every benchmark, into build/bench: latest.json, the page RESULTS.md and the
 # plots (installs the bench's Debian packages first: scripts/deps.sh --bench).
