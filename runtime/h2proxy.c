@@ -248,7 +248,6 @@ struct hp_engine {
     uint64_t log_skipped;      /* lines left out since the last one logged */
     uint64_t accept_ns;        /* != 0: accepting paused until then (out of descriptors) */
     unsigned nclients;         /* client connections open */
-    bool accept_full;          /* accepting paused: nclients reached max_connections */
     bool listen_watched;       /* the listening socket is in the epoll set */
     /* tags for epoll: which descriptor fired */
     char tag_listen, tag_stop, tag_efd;
@@ -2000,10 +1999,7 @@ static void conn_fail(hp_conn *c, const char *why)
     c->closed = true;
     if (!c->upstream) {
         e->nclients--;
-        if (e->accept_full) {
-            e->accept_full = false;
-            listen_update(e);
-        }
+        listen_update(e); /* it may have been at max_connections */
     }
     idle_leave(c);
     c->at_head = NULL;
@@ -2427,12 +2423,10 @@ static void drain_start(hp_engine *e)
     e->drain_ns = clk_now_ns();
     e->draining = true;
     e->deadline_ns = clk_now_ns() + (uint64_t)e->cfg.grace_ms * 1000000u;
+    listen_update(e); /* draining: unwatched */
     if (e->lfd >= 0) {
-        if (e->listen_watched)
-            epoll_ctl(e->ep, EPOLL_CTL_DEL, e->lfd, NULL);
         close(e->lfd);
         e->lfd = -1;
-        e->listen_watched = false;
     }
     for (hp_conn *c = e->conns; c != NULL; c = c->next)
         if (!c->closed && !c->upstream) {
@@ -2469,11 +2463,18 @@ static void cancel_all(hp_engine *e)
 
 /* ---- the engine */
 
-/* The listening socket is watched unless accepting is paused: out of
- * descriptors for a while (accept_ns), or at max_connections (accept_full). */
+/* Whether max_connections client connections are open. */
+static bool at_most_clients(const hp_engine *e)
+{
+    return e->cfg.max_connections > 0 && e->nclients >= (unsigned)e->cfg.max_connections;
+}
+
+/* The listening socket is watched unless accepting is paused (out of
+ * descriptors for a while: accept_ns; at max_connections) or over (the
+ * drain). */
 static void listen_update(hp_engine *e)
 {
-    bool want = e->lfd >= 0 && e->accept_ns == 0 && !e->accept_full;
+    bool want = e->lfd >= 0 && !e->draining && e->accept_ns == 0 && !at_most_clients(e);
     if (want == e->listen_watched)
         return;
     struct epoll_event x = {.events = EPOLLIN, .data.ptr = &e->tag_listen};
@@ -2484,14 +2485,12 @@ static void listen_update(hp_engine *e)
 static void accept_all(hp_engine *e)
 {
     for (int i = 0; i < 64 && e->lfd >= 0; i++) {
-        if (e->cfg.max_connections > 0 && e->nclients >= (unsigned)e->cfg.max_connections) {
-            /* the connection waits in the socket's backlog until one closes */
-            if (!e->accept_full) {
-                e->st.accept_limited++;
-                engine_log(e, "%u client connections open, the most: accepting again when one "
-                              "closes", e->nclients);
-            }
-            e->accept_full = true;
+        if (at_most_clients(e)) {
+            /* watched until now: the socket is left unwatched, and the
+             * connection waits in its backlog until one closes */
+            e->st.accept_limited++;
+            engine_log(e, "%u client connections open, the most: accepting again when one "
+                          "closes", e->nclients);
             listen_update(e);
             return;
         }

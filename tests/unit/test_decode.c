@@ -1743,7 +1743,8 @@ static void every_prefix_fails(const bb *m)
     tr_Issue v;
     size_t vend = value_end(m);
     for (size_t k = vend; k < m->n; k++)
-        REQUIRE(!su_pick(k, m->n) || dec_guarded(m->p, k, &v).code == TR_E_OK);
+        if (su_pick(k, m->n))
+            REQUIRE(dec_guarded(m->p, k, &v).code == TR_E_OK);
     for (size_t k = 0; k < vend; k++) {
         if (!su_pick(k, m->n))
             continue;
