@@ -39,6 +39,10 @@ typedef struct {
     const uint8_t *blk;
     size_t blk_n;
     uint64_t ob, cb, cand, in_carry, esc_carry;
+    /* The object's first member is looked at before any block (sk_next):
+     * fresh is set until then; first is the candidate it gave, if any. */
+    bool fresh;
+    const uint8_t *first;
 } sk_cursor;
 
 /* Up to four wanted first bytes: n of them in b (the rest repeat the last,
@@ -60,6 +64,8 @@ static inline void sk_begin(sk_cursor *c, const uint8_t *open, const uint8_t *en
     c->end = end;
     c->closed = NULL;
     c->blk = NULL;
+    c->fresh = true;
+    c->first = NULL;
 }
 
 /* Continue from p, which must be at depth 1 outside any string (just after
@@ -69,7 +75,11 @@ static inline void sk_resume(sk_cursor *c, const uint8_t *p) { c->p = p; }
 
 /* The next candidate: a '"' opening a string at depth 1 whose next byte is
  * one of f's or a backslash. NULL when the object closed first (closed set)
- * or the input ended or nested too deep (closed NULL). */
+ * or the input ended or nested too deep (closed NULL).
+ *
+ * A wanted key is often an object's first (a union's tag is written
+ * first): the first call looks at the first member's key before setting
+ * up any block, and returns it when it is a candidate. */
 const uint8_t *sk_next(sk_cursor *c, const sk_firsts *f);
 
 /* The end of the object or array opened at open (one past its closer), or
