@@ -1,12 +1,15 @@
 /* skip.c: the member walk of skip.h, in four widths.
  *
- * One walk (WALK_BODY below) is instantiated once per width; only the
- * function turning 64 bytes into bit masks differs. How the end of input is
- * met, in one place: masks() is given the block start and the count n <= 64
- * of bytes that exist; the AVX-512 version loads them with a masked load
- * (masked-off lanes are not accessed), the others copy a short tail into a
- * 64-byte stack buffer padded with spaces. Lanes past n hold 0 or ' ',
- * neither of which any mask looks for.
+ * One walk (WALK_BODY below) is instantiated per width, four times: for 0,
+ * 1, 2 or 4 wanted first bytes (WALK_FNS); only the function turning 64
+ * bytes into bit masks differs between widths. How the end of input is met,
+ * in one place: the walk's loop takes whole blocks of 64 bytes (the masks
+ * code, inlined with n == 64, then tests nothing), and then the tail once:
+ * masks() is given the block start and the count n <= 64 of bytes that
+ * exist; the AVX-512 version loads them with a masked load (masked-off
+ * lanes are not accessed), the others copy a short tail into a 64-byte
+ * stack buffer padded with spaces. Lanes past n hold 0 or ' ', neither of
+ * which any mask looks for.
  */
 #include "skip.h"
 
@@ -23,9 +26,21 @@ typedef struct {
     uint64_t f;  /* one of the wanted first bytes */
 } sk_masks;
 
+/* Each width compares the wanted bytes as it prepares them once a call
+ * (WANT_PREP, into a WANT_T the compiler keeps in registers), nf of them: a
+ * constant in each instance of the walk (0, 1, 2 or 4; three are compared
+ * as four, the last repeated), so a block does only the compares it needs
+ * and never tests how many. */
+
 /* ---- masks, portable */
 
-static inline void masks_portable(const uint8_t *s, size_t n, const sk_firsts *f, sk_masks *m)
+static inline void want_copy(const sk_firsts *f, int nf, sk_firsts *w)
+{
+    *w = nf != 0 ? *f : (sk_firsts){{0, 0, 0, 0}, 0};
+}
+
+static inline void masks_portable(const uint8_t *s, size_t n, int nf, const sk_firsts *f,
+                                  sk_masks *m)
 {
     uint64_t q = 0, bs = 0, ob = 0, cb = 0, fm = 0;
     for (size_t i = 0; i < n; i++) {
@@ -35,7 +50,7 @@ static inline void masks_portable(const uint8_t *s, size_t n, const sk_firsts *f
         bs |= b == '\\' ? bit : 0;
         ob |= (b | 0x20) == '{' ? bit : 0;
         cb |= (b | 0x20) == '}' ? bit : 0;
-        if (f != NULL)
+        if (nf != 0)
             fm |= (b == f->b[0] || b == f->b[1] || b == f->b[2] || b == f->b[3]) ? bit : 0;
     }
     m->q = q;
@@ -128,6 +143,28 @@ static inline __attribute__((always_inline)) int walk_end(sk_cursor *c, const ui
     return r;
 }
 
+/* One block of n bytes at s (n <= 64) in WALK_BODY: its masks, strings
+ * and candidates, then walk_end; returns or stops as the walk ends. */
+#define WALK_STEP(MASKS, PXOR, NF, N)                                                   \
+    {                                                                                   \
+        size_t n = (N);                                                                 \
+        MASKS(s, n, NF, &want, &m);                                                     \
+        uint64_t q = m.q & ~bk_escaped_bits(m.bs, &esc_carry);                          \
+        uint64_t in = PXOR(q) ^ in_carry;                                               \
+        /* the next block's carry from q's parity, not from in: the blocks' */          \
+        /* prefix XORs then do not wait for each other */                               \
+        in_carry ^= (uint64_t)0 - (uint64_t)(__builtin_popcountll(q) & 1);              \
+        /* a string opener is a quote inside the in-string mask; its first byte is */  \
+        /* the next bit (for bit 63, in the next block: always a candidate) */          \
+        uint64_t cand = NF != 0 ? q & in & ((m.f | m.bs) >> 1 | 1ull << 63) : 0;        \
+        r = walk_end(c, s, n, m.ob & ~in, m.cb & ~in, cand, in_carry, esc_carry, &depth); \
+        if (r == 1)                                                                     \
+            return c->p;                                                                \
+        if (r != 0)                                                                     \
+            goto stop;                                                                  \
+        s += n;                                                                         \
+    }
+
 /* The walk, shared by every width. MASKS and PXOR name the width's block
  * and prefix-XOR functions. A call resuming after the start of the block
  * its last candidate came from, up to its end, starts from that block's
@@ -136,11 +173,12 @@ static inline __attribute__((always_inline)) int walk_end(sk_cursor *c, const ui
  * candidate's string (a scanner that saw it is no key goes on from its
  * second byte). Elsewhere the resume point is at depth 1 outside strings
  * by contract. */
-#define WALK_BODY(MASKS, PXOR)                                                          \
+#define WALK_BODY(MASKS, PXOR, WANT_T, WANT_PREP, NF)                                  \
     const uint8_t *s = c->p, *end = c->end;                                             \
-    /* a local copy of the wanted bytes lets the compiler keep them in registers */     \
-    const sk_firsts fl = f != NULL ? *f : (sk_firsts){{0, 0, 0, 0}, 0};                 \
-    const sk_firsts *fw = f != NULL ? &fl : NULL;                                       \
+    /* the wanted bytes as the width compares them, made once a call (NF of */         \
+    /* them, a constant: 0 when f is NULL) */                                           \
+    WANT_T want;                                                                        \
+    WANT_PREP(f, NF, &want);                                                            \
     int depth = 1, r;                                                                   \
     uint64_t in_carry = 0, esc_carry = 0;                                               \
     sk_masks m;                                                                         \
@@ -158,23 +196,14 @@ static inline __attribute__((always_inline)) int walk_end(sk_cursor *c, const ui
                 goto stop;                                                              \
         }                                                                               \
     }                                                                                   \
-    while (s < end) {                                                                   \
-        size_t n = (size_t)(end - s) < 64 ? (size_t)(end - s) : 64;                     \
-        MASKS(s, n, fw, &m);                                                            \
-        uint64_t q = m.q & ~bk_escaped_bits(m.bs, &esc_carry);                          \
-        uint64_t in = PXOR(q) ^ in_carry;                                               \
-        /* the next block's carry from q's parity, not from in: the blocks' */          \
-        /* prefix XORs then do not wait for each other */                               \
-        in_carry ^= (uint64_t)0 - (uint64_t)(__builtin_popcountll(q) & 1);              \
-        /* a string opener is a quote inside the in-string mask; its first byte is */  \
-        /* the next bit (for bit 63, in the next block: always a candidate) */          \
-        uint64_t cand = fw != NULL ? q & in & ((m.f | m.bs) >> 1 | 1ull << 63) : 0;     \
-        r = walk_end(c, s, n, m.ob & ~in, m.cb & ~in, cand, in_carry, esc_carry, &depth); \
-        if (r == 1)                                                                     \
-            return c->p;                                                                \
-        if (r != 0)                                                                     \
-            goto stop;                                                                  \
-        s += n;                                                                         \
+    /* whole blocks, then the tail: the block code is written for n == 64 */          \
+    /* in the loop, so its loads need no test for the end */                           \
+    while ((size_t)(end - s) >= 64) {                                                   \
+        WALK_STEP(MASKS, PXOR, NF, 64)                                                  \
+    }                                                                                   \
+    if (s < end) {                                                                      \
+        size_t tail = (size_t)(end - s);                                                \
+        WALK_STEP(MASKS, PXOR, NF, tail)                                                \
     }                                                                                   \
     c->closed = NULL;                                                                   \
     return NULL;                                                                        \
@@ -183,16 +212,36 @@ static inline __attribute__((always_inline)) int walk_end(sk_cursor *c, const ui
         c->closed = NULL;                                                               \
     return NULL;
 
-static const uint8_t *next_portable(sk_cursor *c, const sk_firsts *f)
-{
-    WALK_BODY(masks_portable, bk_prefix_xor_portable)
-}
+/* The walk's four instances for a width: NAME_0 (no wanted bytes: f is
+ * NULL), NAME_1, NAME_2 and NAME_4, and their table. */
+#define WALK_FNS(NAME, ATTR, MASKS, PXOR, WANT_T, WANT_PREP)                             \
+    ATTR static const uint8_t *NAME##_0(sk_cursor *c, const sk_firsts *f)                \
+    {                                                                                   \
+        WALK_BODY(MASKS, PXOR, WANT_T, WANT_PREP, 0)                                    \
+    }                                                                                   \
+    ATTR static const uint8_t *NAME##_1(sk_cursor *c, const sk_firsts *f)                \
+    {                                                                                   \
+        WALK_BODY(MASKS, PXOR, WANT_T, WANT_PREP, 1)                                    \
+    }                                                                                   \
+    ATTR static const uint8_t *NAME##_2(sk_cursor *c, const sk_firsts *f)                \
+    {                                                                                   \
+        WALK_BODY(MASKS, PXOR, WANT_T, WANT_PREP, 2)                                    \
+    }                                                                                   \
+    ATTR static const uint8_t *NAME##_4(sk_cursor *c, const sk_firsts *f)                \
+    {                                                                                   \
+        WALK_BODY(MASKS, PXOR, WANT_T, WANT_PREP, 4)                                    \
+    }                                                                                   \
+    static const sk_next_fn NAME[4] = {NAME##_0, NAME##_1, NAME##_2, NAME##_4};
+
+typedef const uint8_t *(*sk_next_fn)(sk_cursor *c, const sk_firsts *f);
+
+WALK_FNS(next_portable, , masks_portable, bk_prefix_xor_portable, sk_firsts, want_copy)
 
 #if BK_X86
 
 /* ---- SSE2: four 16-byte lanes */
 
-__attribute__((target("sse2"))) static inline void masks_sse2(const uint8_t *s, size_t n,
+__attribute__((target("sse2"))) static inline void masks_sse2(const uint8_t *s, size_t n, int nf,
                                                               const sk_firsts *f, sk_masks *m)
 {
     uint8_t buf[64];
@@ -211,7 +260,7 @@ __attribute__((target("sse2"))) static inline void masks_sse2(const uint8_t *s, 
     m->ob = EQ4(OPEN);
     m->cb = EQ4(CLOSE);
     m->f = 0;
-    if (f != NULL) {
+    if (nf != 0) {
 #define FIRST(x)                                                                        \
     _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8((x), _mm_set1_epi8((char)f->b[0])),           \
                               _mm_cmpeq_epi8((x), _mm_set1_epi8((char)f->b[1]))),          \
@@ -227,15 +276,30 @@ __attribute__((target("sse2"))) static inline void masks_sse2(const uint8_t *s, 
 #undef CLOSE
 }
 
-__attribute__((target("sse2"))) static const uint8_t *next_sse2(sk_cursor *c, const sk_firsts *f)
-{
-    WALK_BODY(masks_sse2, bk_prefix_xor_portable)
-}
+WALK_FNS(next_sse2, __attribute__((target("sse2"))), masks_sse2, bk_prefix_xor_portable, sk_firsts,
+         want_copy)
 
 /* ---- AVX2: two 32-byte lanes */
 
-__attribute__((target("avx2"))) static inline void masks_avx2(const uint8_t *s, size_t n,
-                                                              const sk_firsts *f, sk_masks *m)
+typedef struct {
+    __m256i b0, b1, b2, b3;
+} want_avx2;
+
+__attribute__((target("avx2"))) static inline void want_avx2_prep(const sk_firsts *f, int nf,
+                                                                  want_avx2 *w)
+{
+    if (nf == 0) {
+        w->b0 = w->b1 = w->b2 = w->b3 = _mm256_setzero_si256();
+        return;
+    }
+    w->b0 = _mm256_set1_epi8((char)f->b[0]);
+    w->b1 = _mm256_set1_epi8((char)f->b[1]);
+    w->b2 = _mm256_set1_epi8((char)f->b[2]);
+    w->b3 = _mm256_set1_epi8((char)f->b[3]);
+}
+
+__attribute__((target("avx2"))) static inline void masks_avx2(const uint8_t *s, size_t n, int nf,
+                                                              const want_avx2 *w, sk_masks *m)
 {
     uint8_t buf[64];
     BK_TAIL_COPY(s, n, buf);
@@ -252,15 +316,20 @@ __attribute__((target("avx2"))) static inline void masks_avx2(const uint8_t *s, 
     m->ob = EQ2(OPEN);
     m->cb = EQ2(CLOSE);
     m->f = 0;
-    if (f != NULL) {
-#define FIRST(x)                                                                        \
-    _mm256_or_si256(_mm256_or_si256(_mm256_cmpeq_epi8((x), _mm256_set1_epi8((char)f->b[0])), \
-                                    _mm256_cmpeq_epi8((x), _mm256_set1_epi8((char)f->b[1]))), \
-                    _mm256_or_si256(_mm256_cmpeq_epi8((x), _mm256_set1_epi8((char)f->b[2])), \
-                                    _mm256_cmpeq_epi8((x), _mm256_set1_epi8((char)f->b[3]))))
-        m->f = EQ2(FIRST);
-#undef FIRST
-    }
+#define FIRST1(x) _mm256_cmpeq_epi8((x), w->b0)
+#define FIRST2(x) _mm256_or_si256(FIRST1(x), _mm256_cmpeq_epi8((x), w->b1))
+#define FIRST4(x)                                                                       \
+    _mm256_or_si256(FIRST2(x), _mm256_or_si256(_mm256_cmpeq_epi8((x), w->b2),            \
+                                               _mm256_cmpeq_epi8((x), w->b3)))
+    if (nf == 1)
+        m->f = EQ2(FIRST1);
+    else if (nf == 2)
+        m->f = EQ2(FIRST2);
+    else if (nf == 4)
+        m->f = EQ2(FIRST4);
+#undef FIRST1
+#undef FIRST2
+#undef FIRST4
 #undef EQ2
 #undef QUOTE
 #undef BSL
@@ -268,16 +337,30 @@ __attribute__((target("avx2"))) static inline void masks_avx2(const uint8_t *s, 
 #undef CLOSE
 }
 
-__attribute__((target("avx2,pclmul"))) static const uint8_t *next_avx2(sk_cursor *c,
-                                                                       const sk_firsts *f)
-{
-    WALK_BODY(masks_avx2, bk_prefix_xor_clmul)
-}
+WALK_FNS(next_avx2, __attribute__((target("avx2,pclmul"))), masks_avx2, bk_prefix_xor_clmul,
+         want_avx2, want_avx2_prep)
 
 /* ---- AVX-512BW: one 64-byte lane, tails by masked load */
 
+typedef struct {
+    __m512i b0, b1, b2, b3;
+} want_avx512;
+
 __attribute__((target("avx512f,avx512bw"))) static inline void
-masks_avx512(const uint8_t *s, size_t n, const sk_firsts *f, sk_masks *m)
+want_avx512_prep(const sk_firsts *f, int nf, want_avx512 *w)
+{
+    if (nf == 0) {
+        w->b0 = w->b1 = w->b2 = w->b3 = _mm512_setzero_si512();
+        return;
+    }
+    w->b0 = _mm512_set1_epi8((char)f->b[0]);
+    w->b1 = _mm512_set1_epi8((char)f->b[1]);
+    w->b2 = _mm512_set1_epi8((char)f->b[2]);
+    w->b3 = _mm512_set1_epi8((char)f->b[3]);
+}
+
+__attribute__((target("avx512f,avx512bw"))) static inline void
+masks_avx512(const uint8_t *s, size_t n, int nf, const want_avx512 *w, sk_masks *m)
 {
     __m512i v = n == 64 ? _mm512_loadu_si512((const void *)s)
                         : _mm512_maskz_loadu_epi8((__mmask64)((1ull << n) - 1), (const void *)s);
@@ -287,61 +370,58 @@ masks_avx512(const uint8_t *s, size_t n, const sk_firsts *f, sk_masks *m)
     m->ob = _mm512_cmpeq_epi8_mask(lo, _mm512_set1_epi8('{'));
     m->cb = _mm512_cmpeq_epi8_mask(lo, _mm512_set1_epi8('}'));
     m->f = 0;
-    if (f != NULL) {
-        /* compares into masks all queue on one port: do only the ones needed */
-        m->f = _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8((char)f->b[0]));
-        if (f->n > 1)
-            m->f |= _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8((char)f->b[1]));
-        if (f->n > 2)
-            m->f |= _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8((char)f->b[2])) |
-                    _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8((char)f->b[3]));
-    }
+    /* compares into masks all queue on one port: only the ones needed */
+    if (nf >= 1)
+        m->f = _mm512_cmpeq_epi8_mask(v, w->b0);
+    if (nf >= 2)
+        m->f |= _mm512_cmpeq_epi8_mask(v, w->b1);
+    if (nf >= 4)
+        m->f |= _mm512_cmpeq_epi8_mask(v, w->b2) | _mm512_cmpeq_epi8_mask(v, w->b3);
 }
 
-__attribute__((target("avx512f,avx512bw,pclmul"))) static const uint8_t *
-next_avx512(sk_cursor *c, const sk_firsts *f)
-{
-    WALK_BODY(masks_avx512, bk_prefix_xor_clmul)
-}
+WALK_FNS(next_avx512, __attribute__((target("avx512f,avx512bw,pclmul"))), masks_avx512,
+         bk_prefix_xor_clmul, want_avx512, want_avx512_prep)
 
 #endif /* BK_X86 */
 
-typedef const uint8_t *(*sk_next_fn)(sk_cursor *c, const sk_firsts *f);
-
-static const uint8_t *next_resolve(sk_cursor *c, const sk_firsts *f);
-
-/* Until sk_init runs, the first walk chooses (as json.h's functions do), so
- * a program that never calls it still walks with the widest code. The
- * pointers are written whole, to the same value by any thread. */
-static _Atomic(sk_next_fn) next_impl = next_resolve;
+/* The chosen width's table (NULL until sk_init runs: the first walk
+ * chooses then, as json.h's functions do, so a program that never calls it
+ * still walks with the widest code). Written whole, to the same value by
+ * any thread. */
+static _Atomic(const sk_next_fn *) next_tab = NULL;
 static _Atomic(const char *) impl_name = "portable";
 
 void sk_init(void)
 {
     const char *want = js_init(); /* js_init honours JS_SIMD and the CPU */
-    sk_next_fn next = next_portable;
+    const sk_next_fn *tab = next_portable;
     const char *name = "portable";
 #if BK_X86
     if (strcmp(want, "avx512") == 0 && __builtin_cpu_supports("pclmul")) {
-        next = next_avx512;
+        tab = next_avx512;
         name = "avx512";
     } else if (strcmp(want, "avx2") == 0 && __builtin_cpu_supports("pclmul")) {
-        next = next_avx2;
+        tab = next_avx2;
         name = "avx2";
     } else if (strcmp(want, "sse2") == 0 || strcmp(want, "avx2") == 0 ||
                strcmp(want, "avx512") == 0) {
-        next = next_sse2;
+        tab = next_sse2;
         name = "sse2";
     }
 #endif
     impl_name = name;
-    next_impl = next;
+    next_tab = tab;
 }
 
-static const uint8_t *next_resolve(sk_cursor *c, const sk_firsts *f)
+/* The walk for f: the instance that compares as many wanted bytes. */
+static inline const uint8_t *next_impl(sk_cursor *c, const sk_firsts *f)
 {
-    sk_init();
-    return next_impl(c, f);
+    const sk_next_fn *tab = next_tab;
+    if (__builtin_expect(tab == NULL, 0)) {
+        sk_init();
+        tab = next_tab;
+    }
+    return tab[f == NULL ? 0 : f->n <= 1 ? 1 : f->n == 2 ? 2 : 3](c, f);
 }
 
 const char *sk_impl_name(void) { return impl_name; }
