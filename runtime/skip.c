@@ -426,6 +426,39 @@ static inline const uint8_t *next_impl(sk_cursor *c, const sk_firsts *f)
 
 const char *sk_impl_name(void) { return impl_name; }
 
+/* sk_string_end for a key (short, as a rule): 16 bytes at a time where
+ * SSE2 is, with no call and no set-up, then byte by byte. */
+static inline const uint8_t *key_end(const uint8_t *q, const uint8_t *end)
+{
+    const uint8_t *p = q + 1;
+#if defined(__SSE2__)
+    const __m128i quote = _mm_set1_epi8('"'), bsl = _mm_set1_epi8('\\');
+    while (end - p >= 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+        unsigned m = (unsigned)_mm_movemask_epi8(
+            _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bsl)));
+        if (m == 0) {
+            p += 16;
+            continue;
+        }
+        p += __builtin_ctz(m);
+        if (*p == '"')
+            return p + 1;
+        if (end - p < 2)
+            return NULL;
+        p += 2; /* a backslash and the byte it escapes */
+    }
+#endif
+    while (p < end) {
+        if (*p == '"')
+            return p + 1;
+        if (*p == '\\' && end - p < 2)
+            return NULL;
+        p += *p == '\\' ? 2 : 1;
+    }
+    return NULL;
+}
+
 const uint8_t *sk_next(sk_cursor *c, const sk_firsts *f)
 {
     if (c->fresh) {
@@ -442,7 +475,7 @@ const uint8_t *sk_next(sk_cursor *c, const sk_firsts *f)
     } else if (c->first != NULL) {
         /* resumed inside the first key's string or after it: the blocks
          * start outside it (they start outside any string) */
-        const uint8_t *e = sk_string_end(c->first, c->end);
+        const uint8_t *e = key_end(c->first, c->end);
         c->first = NULL;
         if (e == NULL) {
             c->closed = NULL;
