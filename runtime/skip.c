@@ -217,25 +217,20 @@ static inline __attribute__((always_inline)) int walk_end(sk_cursor *c, const ui
         c->closed = NULL;                                                               \
     return NULL;
 
+/* One instance of the walk: NAME_NF, for NF wanted bytes. */
+#define WALK_FN(NAME, ATTR, MASKS, PXOR, WANT_T, WANT_PREP, NF)                          \
+    ATTR static const uint8_t *NAME##_##NF(sk_cursor *c, const sk_firsts *f)             \
+    {                                                                                   \
+        WALK_BODY(MASKS, PXOR, WANT_T, WANT_PREP, NF)                                   \
+    }
+
 /* The walk's four instances for a width: NAME_0 (no wanted bytes: f is
  * NULL), NAME_1, NAME_2 and NAME_4, and their table. */
 #define WALK_FNS(NAME, ATTR, MASKS, PXOR, WANT_T, WANT_PREP)                             \
-    ATTR static const uint8_t *NAME##_0(sk_cursor *c, const sk_firsts *f)                \
-    {                                                                                   \
-        WALK_BODY(MASKS, PXOR, WANT_T, WANT_PREP, 0)                                    \
-    }                                                                                   \
-    ATTR static const uint8_t *NAME##_1(sk_cursor *c, const sk_firsts *f)                \
-    {                                                                                   \
-        WALK_BODY(MASKS, PXOR, WANT_T, WANT_PREP, 1)                                    \
-    }                                                                                   \
-    ATTR static const uint8_t *NAME##_2(sk_cursor *c, const sk_firsts *f)                \
-    {                                                                                   \
-        WALK_BODY(MASKS, PXOR, WANT_T, WANT_PREP, 2)                                    \
-    }                                                                                   \
-    ATTR static const uint8_t *NAME##_4(sk_cursor *c, const sk_firsts *f)                \
-    {                                                                                   \
-        WALK_BODY(MASKS, PXOR, WANT_T, WANT_PREP, 4)                                    \
-    }                                                                                   \
+    WALK_FN(NAME, ATTR, MASKS, PXOR, WANT_T, WANT_PREP, 0)                              \
+    WALK_FN(NAME, ATTR, MASKS, PXOR, WANT_T, WANT_PREP, 1)                              \
+    WALK_FN(NAME, ATTR, MASKS, PXOR, WANT_T, WANT_PREP, 2)                              \
+    WALK_FN(NAME, ATTR, MASKS, PXOR, WANT_T, WANT_PREP, 4)                              \
     static const sk_next_fn NAME[4] = {NAME##_0, NAME##_1, NAME##_2, NAME##_4};
 
 typedef const uint8_t *(*sk_next_fn)(sk_cursor *c, const sk_firsts *f);
