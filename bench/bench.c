@@ -59,29 +59,49 @@ static int cmp_double(const void *a, const void *b)
 
 bn_result bn_time(const bn_opts *o, size_t n, bn_fn fn, void *ctx)
 {
+    bn_result r;
+    bn_time_each(o, n, 1, &fn, &ctx, &r);
+    return r;
+}
+
+void bn_time_each(const bn_opts *o, size_t n, int k, const bn_fn *fns, void *const *ctxs,
+                  bn_result *out)
+{
     enum { MAX_REPS = 31 };
     int reps = o->quick ? 3 : 21;
-    /* warm-up, and a first estimate of a pass */
-    double t0 = bn_now();
-    for (size_t i = 0; i < n; i++)
-        fn(ctx, i);
-    double pass = bn_now() - t0;
-    int passes = 1;
-    if (!o->quick)
-        while (pass * passes < 2e-3 && passes < 1 << 16)
-            passes *= 2;
-    double ns[MAX_REPS];
-    ct_allocs a0 = ct_now();
-    for (int r = 0; r < reps; r++) {
-        double s = bn_now();
-        for (int k = 0; k < passes; k++)
-            for (size_t i = 0; i < n; i++)
-                fn(ctx, i);
-        ns[r] = (bn_now() - s) * 1e9 / ((double)passes * (double)n);
+    if (k > BN_MAX_CASES)
+        k = BN_MAX_CASES;
+    double ns[BN_MAX_CASES][MAX_REPS];
+    int passes[BN_MAX_CASES];
+    uint64_t allocs[BN_MAX_CASES] = {0}, bytes[BN_MAX_CASES] = {0};
+    /* each case's warm-up, and a first estimate of its pass */
+    for (int j = 0; j < k; j++) {
+        double t0 = bn_now();
+        for (size_t i = 0; i < n; i++)
+            fns[j](ctxs[j], i);
+        double pass = bn_now() - t0;
+        passes[j] = 1;
+        if (!o->quick)
+            while (pass * passes[j] < 2e-3 && passes[j] < 1 << 16)
+                passes[j] *= 2;
     }
-    ct_allocs a1 = ct_now();
-    qsort(ns, (size_t)reps, sizeof ns[0], cmp_double);
-    double msgs = (double)reps * passes * (double)n;
-    return (bn_result){ns[reps / 2], ns[0], ns[reps - 1], (double)(a1.allocs - a0.allocs) / msgs,
-                       (double)(a1.bytes - a0.bytes) / msgs};
+    for (int r = 0; r < reps; r++)
+        for (int j = 0; j < k; j++) {
+            ct_allocs a0 = ct_now();
+            double s = bn_now();
+            for (int p = 0; p < passes[j]; p++)
+                for (size_t i = 0; i < n; i++)
+                    fns[j](ctxs[j], i);
+            ns[j][r] = (bn_now() - s) * 1e9 / ((double)passes[j] * (double)n);
+            ct_allocs a1 = ct_now();
+            allocs[j] += a1.allocs - a0.allocs;
+            bytes[j] += a1.bytes - a0.bytes;
+        }
+    for (int j = 0; j < k; j++) {
+        qsort(ns[j], (size_t)reps, sizeof ns[j][0], cmp_double);
+        double msgs = (double)reps * passes[j] * (double)n;
+        out[j] = (bn_result){ns[j][reps / 2], ns[j][0], ns[j][reps - 1],
+                             (double)allocs[j] / msgs, (double)bytes[j] / msgs};
+    }
 }
+

@@ -23,8 +23,10 @@
  * a peer that disagrees fails the benchmark (exit non-zero) and has no row.
  * jq must keep exactly the messages our readers keep.
  *
- * `peers` runs at size 7; `sweep` at sizes 2, 7, 15, 40 (no jq). Each row
- * gives the median ns per message with the fastest and slowest reps, the
+ * `peers` runs at size 7; `sweep` at sizes 2, 7, 15, 40 (no jq). A pool's
+ * cases (jq aside) are timed together, their reps taking turns
+ * (bn_time_each), so the ratios hold when the machine's speed moves. Each
+ * row gives the median ns per message with the fastest and slowest reps, the
  * ratio to decode in the same run (speedup_vs_decode: decode's ns over the
  * case's), MB/s of message bytes, and allocations per message (counted in
  * an untimed pass). */
@@ -258,22 +260,16 @@ static void report(const bn_opts *o, const char *bench, const char *cse, const c
                ref / r->median_ns, avg / r->median_ns * 1e3, r->allocs);
 }
 
-/* Times fn over the pool; the allocation figures come from one untimed,
- * counted pass (direct hooks off), the time with direct hooks on. */
-static bn_result timed(const bn_opts *o, bn_fn fn, run_t *r)
+/* The allocations of fn over the pool: one untimed, counted pass (direct
+ * hooks off), per message. */
+static void counted(bn_fn fn, run_t *r, bn_result *res)
 {
     ct_allocs a0 = ct_now();
     for (size_t i = 0; i < POOL; i++)
         fn(r, i);
     ct_allocs a1 = ct_now();
-    if (r->peer != NULL && r->peer->direct != NULL)
-        r->peer->direct(r->st, true);
-    bn_result res = bn_time(o, POOL, fn, r);
-    if (r->peer != NULL && r->peer->direct != NULL)
-        r->peer->direct(r->st, false);
-    res.allocs = (double)(a1.allocs - a0.allocs) / POOL;
-    res.bytes = (double)(a1.bytes - a0.bytes) / POOL;
-    return res;
+    res->allocs = (double)(a1.allocs - a0.allocs) / POOL;
+    res->bytes = (double)(a1.bytes - a0.bytes) / POOL;
 }
 
 static const pr_peer *const peers[] = {
@@ -358,29 +354,53 @@ static int bench_pool(const bn_opts *o, const char *bench, int size, bool first,
                "%zu kept\n",
                bench, POOL, size, c->layout, c->total / POOL, c->front_total / POOL, kept);
     }
-    run_t r = {c, NULL, NULL};
-    bn_result dec = timed(o, run_decode, &r);
-    report(o, bench, "decode", c, &dec, 0, sk_impl_name(),
-           "ours: decode the whole Issue into an arena, judge the model");
-    bn_result opt = timed(o, run_optics, &r);
-    report(o, bench, "optics", c, &opt, dec.median_ns, sk_impl_name(),
-           "ours: slice out detail, judge it through the scanners");
-    for (size_t p = 0; p < NPEERS; p++) {
-        if (st[p] == NULL)
-            continue;
-        run_t pr = {c, peers[p], st[p]};
-        bn_result res = timed(o, run_peer, &pr);
-        report(o, bench, peers[p]->name, c, &res, dec.median_ns, peer_impl(peers[p]),
-               peers[p]->what);
-        peers[p]->done(st[p]);
+    /* every case timed together, their reps in turns (bench.h): ours, the
+     * peers (direct hooks on while timed), the limits */
+    enum { OURS = 2, LIMITS = 3 };
+    run_t r = {c, NULL, NULL}, pr[NPEERS];
+    bn_fn fns[OURS + NPEERS + LIMITS];
+    void *ctxs[OURS + NPEERS + LIMITS];
+    const pr_peer *who[OURS + NPEERS + LIMITS] = {NULL};
+    int k = 0;
+    fns[k] = run_decode, ctxs[k++] = &r;
+    fns[k] = run_optics, ctxs[k++] = &r;
+    for (size_t p = 0; p < NPEERS; p++)
+        if (st[p] != NULL) {
+            pr[p] = (run_t){c, peers[p], st[p]};
+            who[k] = peers[p];
+            fns[k] = run_peer, ctxs[k++] = &pr[p];
+        }
+    int limits = k;
+    fns[k] = run_memchr, ctxs[k++] = &r;
+    fns[k] = run_memcpy, ctxs[k++] = &r;
+    fns[k] = run_memchr_front, ctxs[k++] = &r;
+    bn_result res[OURS + NPEERS + LIMITS], counts[OURS + NPEERS + LIMITS];
+    for (int j = 0; j < k; j++)
+        counted(fns[j], ctxs[j], &counts[j]);
+    for (int j = 0; j < k; j++)
+        if (who[j] != NULL && who[j]->direct != NULL)
+            who[j]->direct(((run_t *)ctxs[j])->st, true);
+    bn_time_each(o, POOL, k, fns, ctxs, res);
+    for (int j = 0; j < k; j++) {
+        if (who[j] != NULL && who[j]->direct != NULL)
+            who[j]->direct(((run_t *)ctxs[j])->st, false);
+        res[j].allocs = counts[j].allocs;
+        res[j].bytes = counts[j].bytes;
     }
-    bn_result mc = timed(o, run_memchr, &r);
-    report(o, bench, "memchr", c, &mc, dec.median_ns, "glibc",
+    bn_result dec = res[0];
+    report(o, bench, "decode", c, &res[0], 0, sk_impl_name(),
+           "ours: decode the whole Issue into an arena, judge the model");
+    report(o, bench, "optics", c, &res[1], dec.median_ns, sk_impl_name(),
+           "ours: slice out detail, judge it through the scanners");
+    for (int j = OURS; j < limits; j++) {
+        report(o, bench, who[j]->name, c, &res[j], dec.median_ns, peer_impl(who[j]), who[j]->what);
+        who[j]->done(((run_t *)ctxs[j])->st);
+    }
+    report(o, bench, "memchr", c, &res[limits], dec.median_ns, "glibc",
            "limit: memchr over the whole message for a byte that never occurs");
-    bn_result cp = timed(o, run_memcpy, &r);
-    report(o, bench, "memcpy", c, &cp, dec.median_ns, "glibc", "limit: memcpy of the whole message");
-    bn_result mf = timed(o, run_memchr_front, &r);
-    report(o, bench, "memchr-front", c, &mf, dec.median_ns, "glibc",
+    report(o, bench, "memcpy", c, &res[limits + 1], dec.median_ns, "glibc",
+           "limit: memcpy of the whole message");
+    report(o, bench, "memchr-front", c, &res[limits + 2], dec.median_ns, "glibc",
            "limit: memchr over the bytes in front of detail only");
     if (with_jq && bench_jq(o, c, dec.median_ns) != 0)
         rc = 1;

@@ -291,7 +291,10 @@ def main():
       "(seed 1) with the default policy, after a check that it gives the same verdict "
       "(kind, keep or drop) as our readers on every message (a case that disagrees fails "
       "the run and has no row). Warm-up pass, then 21 timed repetitions of passes over the "
-      "pool (each repeated to last about 2 ms); the figure is the median ns per message "
+      "pool (each repeated to last about 2 ms), the cases of a pool taking their repetitions "
+      "in turns (in `peers` and `sweep` all of them; in `triage` decode, optics and detail), "
+      "so that a slower stretch of the shared machine weighs on each alike; the figure is "
+      "the median ns per message "
       "with the fastest and slowest repetitions in brackets. **×decode** is our full "
       "decoder's median over the case's, in the same run (above 1: faster than decode). "
       "MB/s counts the message bytes. Allocations are counted in an untimed pass.\n")
