@@ -69,8 +69,10 @@ void bn_time_each(const bn_opts *o, size_t n, int k, const bn_fn *fns, void *con
 {
     enum { MAX_REPS = 31 };
     int reps = o->quick ? 3 : 21;
-    if (k > BN_MAX_CASES)
-        k = BN_MAX_CASES;
+    if (k > BN_MAX_CASES) {
+        fprintf(stderr, "triage-bench: %d cases timed together, at most %d\n", k, BN_MAX_CASES);
+        abort();
+    }
     double ns[BN_MAX_CASES][MAX_REPS];
     int passes[BN_MAX_CASES];
     uint64_t allocs[BN_MAX_CASES] = {0}, bytes[BN_MAX_CASES] = {0};
@@ -104,4 +106,3 @@ void bn_time_each(const bn_opts *o, size_t n, int k, const bn_fn *fns, void *con
                              (double)allocs[j] / msgs, (double)bytes[j] / msgs};
     }
 }
-
