@@ -281,22 +281,21 @@ WALK_FNS(next_sse2, __attribute__((target("sse2"))), masks_sse2, bk_prefix_xor_p
 
 /* ---- AVX2: two 32-byte lanes */
 
-typedef struct {
-    __m256i b0, b1, b2, b3;
-} want_avx2;
-
-__attribute__((target("avx2"))) static inline void want_avx2_prep(const sk_firsts *f, int nf,
-                                                                  want_avx2 *w)
-{
-    if (nf == 0) {
-        w->b0 = w->b1 = w->b2 = w->b3 = _mm256_setzero_si256();
-        return;
+/* A vector width's wanted bytes: NAME, four vectors of one byte each (all
+ * 0 when none are wanted), and NAME_prep, which makes them. */
+#define WANT_VECTORS(NAME, ATTR, VEC, SET1)                                              \
+    typedef struct {                                                                    \
+        VEC b0, b1, b2, b3;                                                             \
+    } NAME;                                                                             \
+    ATTR static inline void NAME##_prep(const sk_firsts *f, int nf, NAME *w)             \
+    {                                                                                   \
+        w->b0 = SET1((char)(nf != 0 ? f->b[0] : 0));                                    \
+        w->b1 = SET1((char)(nf != 0 ? f->b[1] : 0));                                    \
+        w->b2 = SET1((char)(nf != 0 ? f->b[2] : 0));                                    \
+        w->b3 = SET1((char)(nf != 0 ? f->b[3] : 0));                                    \
     }
-    w->b0 = _mm256_set1_epi8((char)f->b[0]);
-    w->b1 = _mm256_set1_epi8((char)f->b[1]);
-    w->b2 = _mm256_set1_epi8((char)f->b[2]);
-    w->b3 = _mm256_set1_epi8((char)f->b[3]);
-}
+
+WANT_VECTORS(want_avx2, __attribute__((target("avx2"))), __m256i, _mm256_set1_epi8)
 
 __attribute__((target("avx2"))) static inline void masks_avx2(const uint8_t *s, size_t n, int nf,
                                                               const want_avx2 *w, sk_masks *m)
@@ -342,22 +341,7 @@ WALK_FNS(next_avx2, __attribute__((target("avx2,pclmul"))), masks_avx2, bk_prefi
 
 /* ---- AVX-512BW: one 64-byte lane, tails by masked load */
 
-typedef struct {
-    __m512i b0, b1, b2, b3;
-} want_avx512;
-
-__attribute__((target("avx512f,avx512bw"))) static inline void
-want_avx512_prep(const sk_firsts *f, int nf, want_avx512 *w)
-{
-    if (nf == 0) {
-        w->b0 = w->b1 = w->b2 = w->b3 = _mm512_setzero_si512();
-        return;
-    }
-    w->b0 = _mm512_set1_epi8((char)f->b[0]);
-    w->b1 = _mm512_set1_epi8((char)f->b[1]);
-    w->b2 = _mm512_set1_epi8((char)f->b[2]);
-    w->b3 = _mm512_set1_epi8((char)f->b[3]);
-}
+WANT_VECTORS(want_avx512, __attribute__((target("avx512f,avx512bw"))), __m512i, _mm512_set1_epi8)
 
 __attribute__((target("avx512f,avx512bw"))) static inline void
 masks_avx512(const uint8_t *s, size_t n, int nf, const want_avx512 *w, sk_masks *m)
@@ -426,39 +410,6 @@ static inline const uint8_t *next_impl(sk_cursor *c, const sk_firsts *f)
 
 const char *sk_impl_name(void) { return impl_name; }
 
-/* sk_string_end for a key (short, as a rule): 16 bytes at a time where
- * SSE2 is, with no call and no set-up, then byte by byte. */
-static inline const uint8_t *key_end(const uint8_t *q, const uint8_t *end)
-{
-    const uint8_t *p = q + 1;
-#if defined(__SSE2__)
-    const __m128i quote = _mm_set1_epi8('"'), bsl = _mm_set1_epi8('\\');
-    while (end - p >= 16) {
-        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
-        unsigned m = (unsigned)_mm_movemask_epi8(
-            _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bsl)));
-        if (m == 0) {
-            p += 16;
-            continue;
-        }
-        p += __builtin_ctz(m);
-        if (*p == '"')
-            return p + 1;
-        if (end - p < 2)
-            return NULL;
-        p += 2; /* a backslash and the byte it escapes */
-    }
-#endif
-    while (p < end) {
-        if (*p == '"')
-            return p + 1;
-        if (*p == '\\' && end - p < 2)
-            return NULL;
-        p += *p == '\\' ? 2 : 1;
-    }
-    return NULL;
-}
-
 const uint8_t *sk_next(sk_cursor *c, const sk_firsts *f)
 {
     if (c->fresh) {
@@ -475,7 +426,8 @@ const uint8_t *sk_next(sk_cursor *c, const sk_firsts *f)
     } else if (c->first != NULL) {
         /* resumed inside the first key's string or after it: the blocks
          * start outside it (they start outside any string) */
-        const uint8_t *e = key_end(c->first, c->end);
+        int n = js_short_plain_(c->first, c->end); /* a short plain key: no call */
+        const uint8_t *e = n >= 0 ? c->first + n + 2 : sk_string_end(c->first, c->end);
         c->first = NULL;
         if (e == NULL) {
             c->closed = NULL;
