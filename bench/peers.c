@@ -356,53 +356,53 @@ static int bench_pool(const bn_opts *o, const char *bench, int size, bool first,
     }
     /* every case timed together, their reps in turns (bench.h): ours, the
      * peers (direct hooks on while timed), the limits */
-    enum { OURS = 2, LIMITS = 3 };
-    run_t r = {c, NULL, NULL}, pr[NPEERS];
-    bn_fn fns[OURS + NPEERS + LIMITS];
-    void *ctxs[OURS + NPEERS + LIMITS];
-    const pr_peer *who[OURS + NPEERS + LIMITS] = {NULL};
+    typedef struct {
+        bn_fn fn;
+        run_t run;
+        const char *name, *impl, *what;
+        bn_result counted; /* its allocations, from the untimed pass */
+    } case_t;
+    case_t cs[2 + NPEERS + 3];
     int k = 0;
-    fns[k] = run_decode, ctxs[k++] = &r;
-    fns[k] = run_optics, ctxs[k++] = &r;
+#define CASE(FN, PEER, ST, NAME, IMPL, WHAT)                                              \
+    cs[k++] = (case_t){.fn = (FN), .run = {c, (PEER), (ST)}, .name = (NAME), .impl = (IMPL), \
+                       .what = (WHAT)}
+    CASE(run_decode, NULL, NULL, "decode", sk_impl_name(),
+         "ours: decode the whole Issue into an arena, judge the model");
+    CASE(run_optics, NULL, NULL, "optics", sk_impl_name(),
+         "ours: slice out detail, judge it through the scanners");
     for (size_t p = 0; p < NPEERS; p++)
-        if (st[p] != NULL) {
-            pr[p] = (run_t){c, peers[p], st[p]};
-            who[k] = peers[p];
-            fns[k] = run_peer, ctxs[k++] = &pr[p];
-        }
-    int limits = k;
-    fns[k] = run_memchr, ctxs[k++] = &r;
-    fns[k] = run_memcpy, ctxs[k++] = &r;
-    fns[k] = run_memchr_front, ctxs[k++] = &r;
-    bn_result res[OURS + NPEERS + LIMITS], counts[OURS + NPEERS + LIMITS];
-    for (int j = 0; j < k; j++)
-        counted(fns[j], ctxs[j], &counts[j]);
-    for (int j = 0; j < k; j++)
-        if (who[j] != NULL && who[j]->direct != NULL)
-            who[j]->direct(((run_t *)ctxs[j])->st, true);
-    bn_time_each(o, POOL, k, fns, ctxs, res);
+        if (st[p] != NULL)
+            CASE(run_peer, peers[p], st[p], peers[p]->name, peer_impl(peers[p]), peers[p]->what);
+    CASE(run_memchr, NULL, NULL, "memchr", "glibc",
+         "limit: memchr over the whole message for a byte that never occurs");
+    CASE(run_memcpy, NULL, NULL, "memcpy", "glibc", "limit: memcpy of the whole message");
+    CASE(run_memchr_front, NULL, NULL, "memchr-front", "glibc",
+         "limit: memchr over the bytes in front of detail only");
+#undef CASE
+    bn_fn fns[2 + NPEERS + 3];
+    void *ctxs[2 + NPEERS + 3];
+    bn_result res[2 + NPEERS + 3];
     for (int j = 0; j < k; j++) {
-        if (who[j] != NULL && who[j]->direct != NULL)
-            who[j]->direct(((run_t *)ctxs[j])->st, false);
-        res[j].allocs = counts[j].allocs;
-        res[j].bytes = counts[j].bytes;
+        fns[j] = cs[j].fn;
+        ctxs[j] = &cs[j].run;
+        counted(cs[j].fn, &cs[j].run, &cs[j].counted);
+        if (cs[j].run.peer != NULL && cs[j].run.peer->direct != NULL)
+            cs[j].run.peer->direct(cs[j].run.st, true);
     }
-    bn_result dec = res[0];
-    report(o, bench, "decode", c, &res[0], 0, sk_impl_name(),
-           "ours: decode the whole Issue into an arena, judge the model");
-    report(o, bench, "optics", c, &res[1], dec.median_ns, sk_impl_name(),
-           "ours: slice out detail, judge it through the scanners");
-    for (int j = OURS; j < limits; j++) {
-        report(o, bench, who[j]->name, c, &res[j], dec.median_ns, peer_impl(who[j]), who[j]->what);
-        who[j]->done(((run_t *)ctxs[j])->st);
+    bn_time_each(o, POOL, k, fns, ctxs, res);
+    double decode_ns = res[0].median_ns;
+    for (int j = 0; j < k; j++) {
+        const pr_peer *peer = cs[j].run.peer;
+        if (peer != NULL && peer->direct != NULL)
+            peer->direct(cs[j].run.st, false);
+        res[j].allocs = cs[j].counted.allocs;
+        res[j].bytes = cs[j].counted.bytes;
+        report(o, bench, cs[j].name, c, &res[j], j == 0 ? 0 : decode_ns, cs[j].impl, cs[j].what);
+        if (peer != NULL)
+            peer->done(cs[j].run.st);
     }
-    report(o, bench, "memchr", c, &res[limits], dec.median_ns, "glibc",
-           "limit: memchr over the whole message for a byte that never occurs");
-    report(o, bench, "memcpy", c, &res[limits + 1], dec.median_ns, "glibc",
-           "limit: memcpy of the whole message");
-    report(o, bench, "memchr-front", c, &res[limits + 2], dec.median_ns, "glibc",
-           "limit: memchr over the bytes in front of detail only");
-    if (with_jq && bench_jq(o, c, dec.median_ns) != 0)
+    if (with_jq && bench_jq(o, c, decode_ns) != 0)
         rc = 1;
     fflush(stdout);
     ctx_free(c);
