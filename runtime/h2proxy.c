@@ -201,6 +201,8 @@ struct hp_conn {
     hp_call *calls;
     uint64_t nmsgs;              /* live messages that arrived here (it lives while > 0) */
     uint64_t parsed;             /* stream offset: bytes nghttp2 has read (releasable) */
+    uint64_t unreturned;         /* DATA bytes handed to on_data_chunk whose flow-control
+                                    credit was not given back yet (give_back) */
     struct iovec oq[HP_OQ];
     hp_msg *oq_msg[HP_OQ];
     size_t oq_head, oq_n;
@@ -686,6 +688,34 @@ static uint64_t idle_expire(hp_engine *e, uint64_t now)
     return e->idle_head != NULL ? e->idle_head->idle_since + e->idle_ns : UINT64_MAX;
 }
 
+/* ---- flow-control credit given back */
+
+/* n DATA bytes of stream sid on c are finished with: their credit goes back
+ * to the sender (nghttp2 sends the WINDOW_UPDATEs). nghttp2 announces the
+ * connection's credit once half its window was given back; but while a
+ * stalled stream holds its credit (up to a stream window: more than half the
+ * connection's), what the others give back may never reach half, and the
+ * sender would wait for a WINDOW_UPDATE that never comes, every stream of
+ * the connection with it. So the credit free to announce (received, given
+ * back, not announced: nghttp2's own count of what it would send) goes out
+ * as soon as it is no less than what the sender has left: however much of
+ * the window stalled streams hold, the others go on with the rest. */
+static void give_back(hp_conn *c, int32_t sid, size_t n)
+{
+    if (n == 0 || c->s == NULL)
+        return;
+    c->unreturned -= n < c->unreturned ? n : c->unreturned;
+    nghttp2_session_consume(c->s, sid, n);
+    /* received and not announced (queued WINDOW_UPDATEs count as
+     * announced), and what the sender may still send */
+    int64_t unannounced = nghttp2_session_get_effective_recv_data_length(c->s);
+    int64_t left = nghttp2_session_get_local_window_size(c->s);
+    int64_t spare = unannounced - (int64_t)c->unreturned;
+    if (spare > 0 && spare >= left && spare <= INT32_MAX)
+        (void)nghttp2_submit_window_update(c->s, NGHTTP2_FLAG_NONE, 0, (int32_t)spare);
+    mark_dirty(c);
+}
+
 /* ---- messages and the hold list */
 
 static hp_msg *msg_new(hp_engine *e)
@@ -780,10 +810,7 @@ static void msg_done(hp_msg *m)
         return; /* the last iovec written calls again */
     hp_conn *src = m->src;
     hp_engine *e = src->e;
-    if (m->credit > 0 && src->s != NULL) {
-        nghttp2_session_consume(src->s, m->src_sid, m->credit);
-        mark_dirty(src);
-    }
+    give_back(src, m->src_sid, m->credit);
     m->credit = 0;
     buf_put(e, m->heap, m->heap_cls);
     m->heap = NULL;
@@ -1105,14 +1132,6 @@ static void call_start(hp_call *k)
 }
 
 /* ---- splitting DATA into messages */
-
-static void give_back(hp_conn *c, int32_t sid, size_t n)
-{
-    if (n > 0 && c->s != NULL) {
-        nghttp2_session_consume(c->s, sid, n);
-        mark_dirty(c);
-    }
-}
 
 /* A whole message: judged (in a judged direction), then queued for the
  * other side or dropped. false when the call ended. */
@@ -1735,6 +1754,7 @@ static int on_data_chunk(nghttp2_session *s, uint8_t flags, int32_t sid, const u
         return NGHTTP2_ERR_CALLBACK_FAILURE;
     if (h != NULL)
         h->win.rx += len;
+    c->unreturned += len;
     if (k == NULL || k->failed) {
         give_back(c, sid, len);
         return 0;

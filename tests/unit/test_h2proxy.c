@@ -7,7 +7,9 @@
  * and in order; a message split anywhere is still exact (gathered, and
  * counted, when frames are short); messages that senders cut with 16 KiB
  * frames, two streams taking turns, are put back together by the reads,
- * not copied; a refused message ends its call only (INTERNAL and the
+ * not copied; a call whose server stops reading, holding more than half
+ * the connection's window, does not hold up its neighbour on the same
+ * connection; a refused message ends its call only (INTERNAL and the
  * judge's text); a server that is not there gives UNAVAILABLE; allocations
  * do not grow with the messages; an idle connection is closed (GOAWAY);
  * a quiet connection's ring pages are given back; hp_new's failure and an
@@ -72,9 +74,14 @@ static bool peer_round(nghttp2_session *s, int fd, int ms)
 
 /* ---- the echo server */
 
+/* A stream whose first message's payload starts with "ks" stalls: the
+ * server never gives back its flow-control credit, as a server that stops
+ * reading a call does. Every other stream's goes back as it arrives. */
 typedef struct {
     uint8_t *buf;
     size_t len, cap, sent;
+    size_t owed; /* bytes received before it was known whether it stalls */
+    bool stalls;
 } echo_stream;
 
 static ssize_t echo_read(nghttp2_session *s, int32_t sid, uint8_t *buf, size_t length,
@@ -119,6 +126,12 @@ static int echo_data(nghttp2_session *s, uint8_t flags, int32_t sid, const uint8
     }
     memcpy(e->buf + e->len, d, n);
     e->len += n;
+    if (e->len < 7) {
+        e->owed += n;
+    } else if (!e->stalls && !(e->stalls = memcmp(e->buf + 5, "ks", 2) == 0)) {
+        nghttp2_session_consume(s, sid, e->owed + n);
+        e->owed = 0;
+    }
     return 0;
 }
 
@@ -166,9 +179,16 @@ static void *echo_main(void *arg)
             break; /* the listening socket was shut down */
         int one = 1; /* its WINDOW_UPDATEs go out at once */
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        /* credit goes back as echo_data says; the connection's window
+         * (16 MiB) holds a stalled stream's (64 KiB) with room to spare */
+        nghttp2_option *opt;
+        nghttp2_option_new(&opt);
+        nghttp2_option_set_no_auto_window_update(opt, 1);
         nghttp2_session *s;
-        nghttp2_session_server_new(&s, cb, NULL);
+        nghttp2_session_server_new2(&s, cb, NULL, opt);
+        nghttp2_option_del(opt);
         nghttp2_submit_settings(s, NGHTTP2_FLAG_NONE, NULL, 0);
+        nghttp2_session_set_local_window_size(s, NGHTTP2_FLAG_NONE, 0, 16 << 20);
         while (peer_round(s, fd, 60000)) {
         }
         nghttp2_session_del(s);
@@ -667,6 +687,68 @@ static bool client_wait_closed(client *cl, int ms)
 
 /* A client connection with no call open for the idle timeout is closed:
  * GOAWAY, then the connection; calls closer together than that keep it. */
+/* Messages of 4000 bytes, all kept ("k" and tag, then the tag), as frames
+ * back to back: n of them, into a buffer the caller frees. */
+static uint8_t *kept_frames(int n, char tag, size_t *len)
+{
+    uint8_t *out = malloc((size_t)n * 4005);
+    REQUIRE(out != NULL);
+    for (int i = 0; i < n; i++) {
+        uint8_t *f = out + (size_t)i * 4005;
+        f[0] = 0, f[1] = 0, f[2] = 0, f[3] = 4000 >> 8, f[4] = 4000 & 0xff;
+        memset(f + 5, tag, 4000);
+        f[5] = 'k';
+    }
+    *len = (size_t)n * 4005;
+    return out;
+}
+
+/* A call whose server stops reading holds its stream's window of the
+ * client's connection in the proxy (4 MiB and more: over half the
+ * connection's window, after which nghttp2 alone would announce no more
+ * credit); a neighbour on the same connection then sends 6 MB, and gets
+ * all of it back, while the first stays stalled. */
+START_TEST(a_stalled_stream_does_not_stall_its_neighbour)
+{
+    rig r;
+    rig_start(&r, true);
+    size_t sn, nn;
+    uint8_t *stalled = kept_frames(1500, 's', &sn), *neighbour = kept_frames(1500, 'n', &nn);
+    client cl;
+    client_open(&cl, r.addr);
+    call c[2] = {{.req = {.p = stalled, .len = sn}}, {.req = {.p = neighbour, .len = nn}}};
+    for (int i = 0; i < 2; i++)
+        snprintf(c[i].st.status, sizeof c[i].st.status, "-");
+    cl.open = 2;
+    REQUIRE(hc_submit(cl.s, "/t.T/Echo", "t", &c[0].req, &c[0]) > 0);
+    /* the stalled call sends its whole stream window (the proxy's SETTINGS
+     * set it), and no more comes back for it */
+    double t0 = mono_s();
+    while (c[0].req.sent < HP_STREAM_WINDOW && mono_s() - t0 < T_MS / 1000.0)
+        peer_round(cl.s, cl.fd, 100);
+    REQUIREF(c[0].req.sent == HP_STREAM_WINDOW, "the stalled call sent %zu bytes of %u",
+             c[0].req.sent, HP_STREAM_WINDOW);
+    REQUIRE(hc_submit(cl.s, "/t.T/Echo", "t", &c[1].req, &c[1]) > 0);
+    t0 = mono_s();
+    while (!c[1].closed && mono_s() - t0 < T_MS / 1000.0)
+        peer_round(cl.s, cl.fd, 100);
+    REQUIREF(c[1].closed && strcmp(c[1].st.status, "0") == 0 && c[1].got_len == nn &&
+                 memcmp(c[1].got, neighbour, nn) == 0,
+             "neighbour: %s, status %s, %zu bytes back of %zu (the stalled call sent %zu)",
+             c[1].closed ? "ended" : "still open", c[1].st.status, c[1].got_len, nn,
+             c[0].req.sent);
+    REQUIREF(!c[0].closed && c[0].req.sent == HP_STREAM_WINDOW,
+             "the stalled call: %s, %zu bytes sent", c[0].closed ? "ended" : "open",
+             c[0].req.sent);
+    client_close(&cl);
+    rig_stop(&r);
+    for (int i = 0; i < 2; i++)
+        call_free(&c[i]);
+    free(stalled);
+    free(neighbour);
+}
+END_TEST
+
 START_TEST(idle_connections_are_closed)
 {
     rig r;
@@ -1117,6 +1199,7 @@ static Suite *h2proxy_suite(void)
     tcase_add_test(t, kept_messages_reach_the_server_exactly);
     tcase_add_test(t, messages_split_at_every_point);
     tcase_add_test(t, messages_cut_by_frames_are_placed_not_copied);
+    tcase_add_test(t, a_stalled_stream_does_not_stall_its_neighbour);
     tcase_add_test(t, refused_message_ends_its_call_only);
     tcase_add_test(t, malformed_messages);
     tcase_add_test(t, server_not_there_is_unavailable);
