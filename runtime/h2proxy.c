@@ -690,29 +690,37 @@ static uint64_t idle_expire(hp_engine *e, uint64_t now)
 
 /* ---- flow-control credit given back */
 
+/* The connection's spare credit (received, given back, not announced:
+ * nghttp2's own count of what it would announce) goes out as soon as it is
+ * no less than what the sender has left. nghttp2 alone announces it once
+ * it is half the window; but while a stalled stream holds its credit (up
+ * to a stream window: more than half the connection's), what the others
+ * give back may never reach half, and the sender would wait for a
+ * WINDOW_UPDATE that never comes, every stream of the connection with it.
+ * Both change as bytes arrive and as they are given back, so both call
+ * this: however much of the window stalled streams hold, the others go on
+ * with the rest. */
+static void credit_check(hp_conn *c)
+{
+    /* received and not announced (queued WINDOW_UPDATEs count as
+     * announced), and what the sender may still send */
+    int64_t unannounced = nghttp2_session_get_effective_recv_data_length(c->s);
+    int64_t left = nghttp2_session_get_local_window_size(c->s);
+    int64_t spare = unannounced - (int64_t)c->unreturned;
+    if (spare > 0 && spare >= left && spare <= INT32_MAX &&
+        nghttp2_submit_window_update(c->s, NGHTTP2_FLAG_NONE, 0, (int32_t)spare) == 0)
+        mark_dirty(c);
+}
+
 /* n DATA bytes of stream sid on c are finished with: their credit goes back
- * to the sender (nghttp2 sends the WINDOW_UPDATEs). nghttp2 announces the
- * connection's credit once half its window was given back; but while a
- * stalled stream holds its credit (up to a stream window: more than half the
- * connection's), what the others give back may never reach half, and the
- * sender would wait for a WINDOW_UPDATE that never comes, every stream of
- * the connection with it. So the credit free to announce (received, given
- * back, not announced: nghttp2's own count of what it would send) goes out
- * as soon as it is no less than what the sender has left: however much of
- * the window stalled streams hold, the others go on with the rest. */
+ * to the sender (nghttp2 sends the WINDOW_UPDATEs). */
 static void give_back(hp_conn *c, int32_t sid, size_t n)
 {
     if (n == 0 || c->s == NULL)
         return;
     c->unreturned -= n < c->unreturned ? n : c->unreturned;
     nghttp2_session_consume(c->s, sid, n);
-    /* received and not announced (queued WINDOW_UPDATEs count as
-     * announced), and what the sender may still send */
-    int64_t unannounced = nghttp2_session_get_effective_recv_data_length(c->s);
-    int64_t left = nghttp2_session_get_local_window_size(c->s);
-    int64_t spare = unannounced - (int64_t)c->unreturned;
-    if (spare > 0 && spare >= left && spare <= INT32_MAX)
-        (void)nghttp2_submit_window_update(c->s, NGHTTP2_FLAG_NONE, 0, (int32_t)spare);
+    credit_check(c);
     mark_dirty(c);
 }
 
@@ -2099,6 +2107,7 @@ static void read_done(hp_conn *c)
 {
     c->parsed = c->ring.consumed + c->ring.len;
     conn_advance(c);
+    credit_check(c);
     if (nghttp2_session_want_write(c->s) || !nghttp2_session_want_read(c->s))
         mark_dirty(c);
 }
