@@ -331,21 +331,21 @@ bench-publish:
 bench-quick:
 	MAKE="$(MAKE)" BUILD="$(BUILD)" scripts/bench.sh --quick
 
-# make test: first test-build builds what every part runs (make -j, so both
-# cores compile), then the parts run TEST_JOBS at a time, each into its log
-# under build/test-logs (scripts/test_parts.sh), the longest first, and
-# test-grpc last, on a quieter machine: run beside the CPU-heavy parts, its
-# check that a stalled call does not hold up its neighbour failed in 2 of 7
-# runs (the neighbour waited for the stalled reader; undiagnosed: the proxy
-# held 5.5 MB, nothing moved, so not its read ring). One line as each part
-# ends (its time and CPU time), a failed part's log, and the last line "make
-# test: N passed, M failed" (with the whole run's time and CPU time). Every
-# part runs even after one fails; the exit status is non-zero when any
-# failed. A part made alone builds what it needs.
+# make test: the Debian packages first (so that no two parts install at
+# once), then test-build builds what the parts run (make -j, so both cores
+# compile) while test-gen, which needs none of it, runs beside it; then the
+# parts run TEST_JOBS at a time, each into its log under build/test-logs
+# (scripts/test_parts.sh), the longest first, and test-grpc, which mostly
+# waits on its peers, beside them without taking a place. One line as each
+# part ends (its time and CPU time), a failed part's log, and the last line
+# "make test: N passed, M failed" (with the whole run's time and CPU time).
+# Every part runs even after one fails; the exit status is non-zero when
+# any failed. A part made alone builds what it needs.
 TEST_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
-TEST_PARTS := test-models test-san test-unit test-gen fuzz-smoke bench-quick test-install \
-              test-scale test-grpc
+TEST_PARTS := early:test-gen test-models test-san test-unit light:test-grpc fuzz-smoke \
+              bench-quick test-install test-scale
 test:
+	@scripts/deps.sh --bench || scripts/deps.sh
 	@scripts/test_parts.sh "$(MAKE)" $(TEST_JOBS) build/test-logs test-build $(TEST_PARTS)
 
 # test-unit-build: what test-unit runs (the suites and triage-demo; the

@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
-# test_parts.sh: make test. First BUILD_PART builds everything the parts run
-# (make -jJOBS), then the parts run JOBS at a time (each with make -jJOBS),
-# in the order given (put the longest first), each into its own log under
-# LOGS. A part runs to its end even when another failed (or the build did:
-# a part then builds what it needs itself). As each part ends, one line says
-# how it went and how long it took; a failed part's log follows. The last
-# line: "make test: N passed, M failed" over the build and the parts, the
-# failed ones named; exits 1 when any failed.
-# Usage: scripts/test_parts.sh MAKE JOBS LOGS BUILD_PART PART...
+# test_parts.sh: make test. BUILD_PART builds everything the parts run (make
+# -jJOBS); the parts run JOBS at a time (each with make -jJOBS), in the
+# order given (put the longest first), each into its own log under LOGS. A
+# part may carry a prefix: early:PART needs nothing BUILD_PART builds, and
+# runs beside it; light:PART mostly waits (on sockets and timers), and runs
+# beside the others without taking one of the JOBS places, one such part at
+# a time. The other parts start once the build ended. A part runs to its
+# end even when another failed (or the build did: a part then builds what
+# it needs itself). As each part ends, one line says how it went and how
+# long it took; a failed part's log follows. The last line: "make test: N
+# passed, M failed" over the build and the parts, the failed ones named;
+# exits 1 when any failed.
+# Usage: scripts/test_parts.sh MAKE JOBS LOGS BUILD_PART [early:|light:]PART...
 set -uo pipefail
 make_cmd=$1 jobs=$2 logs=$3 build_part=$4
 shift 4
@@ -42,12 +46,6 @@ report() {
     fi
 }
 
-echo "==== $build_part (make -j$jobs; log: $logs/$build_part.log)"
-timed "$logs/$build_part.done" $make_cmd --no-print-directory -j"$jobs" "$build_part" \
-    >"$logs/$build_part.log" 2>&1
-read -r rc took <"$logs/$build_part.done"
-report "$build_part" "$rc" "$took"
-
 # run PART: in the background; its status and time land in LOGS.
 run() {
     (
@@ -57,22 +55,42 @@ run() {
     ) &
 }
 
+echo "==== $build_part (make -j$jobs; log: $logs/$build_part.log)"
+run "$build_part"
+built=false
 pending=("$@")
-running=()
+running=("$build_part")
+places=1 # of JOBS, taken by the build and the parts that are not light
+light=0  # light parts running
 while [ ${#pending[@]} -gt 0 ] || [ ${#running[@]} -gt 0 ]; do
-    while [ ${#pending[@]} -gt 0 ] && [ ${#running[@]} -lt "$jobs" ]; do
-        run "${pending[0]}"
-        running+=("${pending[0]}")
-        pending=("${pending[@]:1}")
+    left=()
+    for spec in "${pending[@]+"${pending[@]}"}"; do
+        kind=${spec%%:*} part=${spec#*:}
+        [ "$kind" = "$spec" ] && kind=
+        if [ "$kind" = light ] && $built && [ $light -eq 0 ]; then
+            light=1
+        elif [ "$kind" != light ] && [ $places -lt "$jobs" ] && { $built || [ "$kind" = early ]; }; then
+            places=$((places + 1))
+        else
+            left+=("$spec")
+            continue
+        fi
+        run "$part"
+        running+=("$kind:$part")
     done
+    pending=("${left[@]+"${left[@]}"}")
     wait -n 2>/dev/null || true
     still=()
-    for part in "${running[@]}"; do
+    for spec in "${running[@]}"; do
+        kind=${spec%%:*} part=${spec#*:}
+        [ "$kind" = "$spec" ] && kind=
         if [ -e "$logs/$part.done" ]; then
             read -r rc took <"$logs/$part.done"
             report "$part" "$rc" "$took"
+            if [ "$kind" = light ]; then light=0; else places=$((places - 1)); fi
+            [ "$part" = "$build_part" ] && built=true
         else
-            still+=("$part")
+            still+=("$spec")
         fi
     done
     running=("${still[@]+"${still[@]}"}")
