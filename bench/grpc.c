@@ -1079,9 +1079,10 @@ static double cpu_seconds(int who)
            (double)u.ru_stime.tv_sec + (double)u.ru_stime.tv_usec / 1e6;
 }
 
-/* The proxy child: n engines (optics, responses judged) on fds, until SIGTERM. */
-static void scale_child(const int *fds, int n, const int *cpus, uint16_t server_port,
-                        const po_policy *pol, int out)
+/* The proxy child: n engines (optics, responses judged) on fds, busy
+ * polling for busy_us after events, until SIGTERM. */
+static void scale_child(const int *fds, int n, const int *cpus, int busy_us,
+                        uint16_t server_port, const po_policy *pol, int out)
 {
     scale_report rep;
     memset(&rep, 0, sizeof rep);
@@ -1103,7 +1104,7 @@ static void scale_child(const int *fds, int n, const int *cpus, uint16_t server_
         j[i].rd = rd_new();
         hp_config cfg = {.listen_fd = fds[i], .upstream = to, .judge_responses = true,
                          .judge = judge, .judge_ctx = &j[i], .stop_fd = -1, .grace_ms = 2000,
-                         .log = proxy_log};
+                         .busy_poll_us = busy_us, .log = proxy_log};
         w[i].cpu = cpus[i];
         w[i].e = j[i].rd != NULL ? hp_new(&cfg, err, sizeof err) : NULL;
         j[i].e = w[i].e;
@@ -1133,6 +1134,7 @@ static void scale_child(const int *fds, int n, const int *cpus, uint16_t server_
 
 typedef struct {
     int workers, streams, conns; /* workers 0: direct */
+    int busy_us;                 /* the workers' busy polling (hp_config.busy_poll_us) */
     double seconds, client_cpu_s;
     uint64_t msgs;
     scale_report rep;
@@ -1161,7 +1163,7 @@ static bool scale_run(scale_row *r, uint64_t count, size_t lat_cap, uint16_t spo
         pid = fork();
         if (pid == 0) {
             close(pfd[0]);
-            scale_child(fds, r->workers, cpus, sport, pol, pfd[1]);
+            scale_child(fds, r->workers, cpus, r->busy_us, sport, pol, pfd[1]);
         }
         for (int i = 0; i < r->workers; i++)
             close(fds[i]);
@@ -1250,27 +1252,30 @@ static void lat_percentiles(scale_row *r, double *p50, double *p99)
 
 /* One latency line: each percentile the median over n runs; through the
  * proxy, less direct's (d). */
-static void lat_print(const bn_opts *o, int workers, int streams, size_t samples, double *p50s,
-                      double *p99s, int n, const double *d, double *out)
+static void lat_print(const bn_opts *o, const char *c, int workers, int busy_us, int streams,
+                      size_t samples, double *p50s, double *p99s, int n, const double *d,
+                      double *out)
 {
     qsort(p50s, (size_t)n, sizeof *p50s, by_double);
     qsort(p99s, (size_t)n, sizeof *p99s, by_double);
     double p50 = p50s[n / 2], p99 = p99s[n / 2];
     out[0] = p50;
     out[1] = p99;
-    const char *c = workers > 0 ? "optics" : "direct";
     if (o->json) {
         printf("{\"bench\":\"grpc-scale\",\"kind\":\"latency\",\"case\":\"%s\",\"workers\":%d,"
-               "\"streams\":%d,\"samples\":%zu,\"reps\":%d,\"p50_us\":%.1f,\"p99_us\":%.1f",
-               c, workers, streams, samples, n, p50, p99);
+               "\"busy_poll_us\":%d,\"streams\":%d,\"samples\":%zu,\"reps\":%d,"
+               "\"p50_us\":%.1f,\"p99_us\":%.1f",
+               c, workers, busy_us, streams, samples, n, p50, p99);
         if (d != NULL)
             printf(",\"added_p50_us\":%.1f,\"added_p99_us\":%.1f", p50 - d[0], p99 - d[1]);
         printf("}\n");
     } else {
-        printf("  %-7s %7d %7d  round trip p50 %.1f µs, p99 %.1f µs", c, workers, streams, p50,
+        printf("  %-11s %3d %7d  round trip p50 %.1f µs, p99 %.1f µs", c, workers, streams, p50,
                p99);
         if (d != NULL)
             printf("; added p50 %.1f µs, p99 %.1f µs", p50 - d[0], p99 - d[1]);
+        if (busy_us > 0)
+            printf("; busy polling %d µs", busy_us);
         printf("  (%zu samples, median of %d)\n", samples, n);
     }
     fflush(stdout);
@@ -1357,29 +1362,33 @@ int bench_grpc_scale(const bn_opts *o)
         cpus[i] = -1;
     size_t rounds = o->quick ? 2000 : 40000;
     static const int lat_streams[] = {1, 8};
+    /* direct, through the proxy, and through the proxy busy polling
+     * (proxy --busy-poll), taking turns */
+    enum { LAT_CASES = 3, LAT_BUSY_US = 100 };
+    static const char *const lat_case[LAT_CASES] = {"direct", "optics", "optics-busy"};
     for (size_t li = 0; li < 2 && rc == 0 && !thr_only; li++) {
-        double p50[2][REPS], p99[2][REPS];
+        double p50[LAT_CASES][REPS], p99[LAT_CASES][REPS];
         size_t samples = 0;
         for (int rep = 0; rep < reps && rc == 0; rep++)
-            for (int w = 0; w <= 1 && rc == 0; w++) { /* direct and proxy take turns */
-                scale_row r = {.workers = w, .streams = lat_streams[li], .conns = 1};
+            for (int c = 0; c < LAT_CASES && rc == 0; c++) {
+                scale_row r = {.workers = c > 0, .busy_us = c == 2 ? LAT_BUSY_US : 0,
+                               .streams = lat_streams[li], .conns = 1};
                 r.lat = malloc(rounds * sizeof *r.lat);
                 if (r.lat == NULL || !scale_run(&r, rounds, rounds, sport, &pol, cpus) ||
                     r.nlat == 0) {
                     fprintf(stderr, "triage-bench grpc-scale: latency (%s, %d streams) failed\n",
-                            w ? "proxy" : "direct", r.streams);
+                            lat_case[c], r.streams);
                     rc = 1;
                 } else {
-                    lat_percentiles(&r, &p50[w][rep], &p99[w][rep]);
+                    lat_percentiles(&r, &p50[c][rep], &p99[c][rep]);
                     samples = r.nlat;
                 }
                 free(r.lat);
             }
         double d[2], x[2];
-        if (rc == 0) {
-            lat_print(o, 0, lat_streams[li], samples, p50[0], p99[0], reps, NULL, d);
-            lat_print(o, 1, lat_streams[li], samples, p50[1], p99[1], reps, d, x);
-        }
+        for (int c = 0; c < LAT_CASES && rc == 0; c++)
+            lat_print(o, lat_case[c], c > 0, c == 2 ? LAT_BUSY_US : 0, lat_streams[li], samples,
+                      p50[c], p99[c], reps, c > 0 ? d : NULL, c > 0 ? x : d);
     }
 out:
     stop(server);
@@ -1506,7 +1515,7 @@ static bool haproxy_row(const bn_opts *o, const char *haproxy, int np, int strea
         px[i] = fork();
         if (px[i] == 0) {
             close(p[0]);
-            scale_child(&fd, 1, cpus, sport, pol, p[1]);
+            scale_child(&fd, 1, cpus, 0, sport, pol, p[1]);
         }
         close(fd);
         close(p[1]);

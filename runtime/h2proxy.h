@@ -169,6 +169,8 @@ typedef struct {
                                (0: HP_IDLE_MS; < 0: never) */
     int max_connections;    /* client connections open at once (0: HP_MAX_CONNECTIONS;
                                < 0: no limit but the descriptors) */
+    int busy_poll_us;       /* after events, poll without sleeping this long before the
+                               loop sleeps in epoll_wait (0: never; see hp_run) */
     /* Called on the loop's thread with one line (no newline) for each
      * connection the proxy gives up on for a reason other than its peer
      * closing it with no call open, its idleness or the stop: a protocol

@@ -152,12 +152,12 @@ else
     say "FAIL tally: $(cat "$tmp/tally.err" | tail -1)"
 fi
 
-# ---- one direction judged; other readers; gzip
+# ---- one direction judged; other readers; busy polling; gzip
 start_server other || exit 1
 start_proxy resp "$port_other" --direction responses --reader decode || exit 1
 peer_run responses/decode 30 quick --target "$addr_resp" "${args[@]}" \
     --label responses/decode --requests all --responses kept
-start_proxy req "$port_other" --direction requests --verify schema || exit 1
+start_proxy req "$port_other" --direction requests --verify schema --busy-poll 100 || exit 1
 peer_run requests/schema 30 quick --target "$addr_req" "${args[@]}" \
     --label requests/schema --requests kept --responses all
 start_proxy relay "$port_other" --reader none || exit 1

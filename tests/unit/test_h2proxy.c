@@ -9,7 +9,8 @@
  * frames, two streams taking turns, are put back together by the reads,
  * not copied; a call whose server stops reading, holding more than half
  * the connection's window, does not hold up its neighbour on the same
- * connection; a refused message ends its call only (INTERNAL and the
+ * connection; an engine that busy polls does the same; a refused message
+ * ends its call only (INTERNAL and the
  * judge's text); a server that is not there gives UNAVAILABLE; allocations
  * do not grow with the messages; an idle connection is closed (GOAWAY);
  * a quiet connection's ring pages are given back; hp_new's failure and an
@@ -212,6 +213,9 @@ static int judge(void *ctx, const hp_message *m, char *why, size_t whylen)
     return m->n > 0 && m->p[0] == 'k' ? HP_KEEP : HP_DROP;
 }
 
+/* The engines rig_start_full makes busy poll this long (hp_config). */
+static int rig_busy_poll_us;
+
 typedef struct {
     hp_engine *e;
     pthread_t loop, server;
@@ -248,8 +252,8 @@ static void rig_start_full(rig *r, bool with_server, int idle_ms, int max_connec
     snprintf(r->addr, sizeof r->addr, "127.0.0.1:%u", (unsigned)pport);
     hp_config c = {.listen_fd = lfd, .upstream = to, .judge_requests = true,
                    .judge_responses = false, .judge = judge, .stop_fd = -1, .grace_ms = 1000,
-                   .idle_ms = idle_ms, .max_connections = max_connections, .log = log,
-                   .log_ctx = log_ctx};
+                   .idle_ms = idle_ms, .max_connections = max_connections,
+                   .busy_poll_us = rig_busy_poll_us, .log = log, .log_ctx = log_ctx};
     r->e = hp_new(&c, err, sizeof err);
     REQUIREF(r->e != NULL, "%s", err);
     REQUIRE(pthread_create(&r->loop, NULL, loop_main, r->e) == 0);
@@ -465,6 +469,29 @@ START_TEST(kept_messages_reach_the_server_exactly)
     ck_assert_uint_eq(st.bytes_copied, 0); /* one DATA frame: nothing gathered */
     ck_assert_uint_eq(st.calls, 1);
     call_free(&c);
+}
+END_TEST
+
+/* The same through an engine that busy polls: the calls, and the stop. */
+START_TEST(busy_polling_changes_nothing_but_the_waiting)
+{
+    rig_busy_poll_us = 200;
+    rig r;
+    rig_start(&r, true);
+    rig_busy_poll_us = 0;
+    uint8_t in[512], want[512];
+    size_t n = frames(in, mixed, 6), wn = frames(want, kept, 3);
+    for (int i = 0; i < 20; i++) {
+        call c = {.req = {.p = in, .len = n}};
+        run_calls(r.addr, &c, 1);
+        REQUIREF(strcmp(c.st.status, "0") == 0 && c.got_len == wn && memcmp(c.got, want, wn) == 0,
+                 "call %d: status %s, %zu bytes back", i, c.st.status, c.got_len);
+        call_free(&c);
+    }
+    hp_stats st = rig_stop(&r);
+    ck_assert_uint_eq(st.messages[0], 120);
+    ck_assert_uint_eq(st.kept[0], 60);
+    ck_assert_uint_eq(st.calls, 20);
 }
 END_TEST
 
@@ -722,11 +749,12 @@ START_TEST(a_stalled_stream_does_not_stall_its_neighbour)
     cl.open = 2;
     REQUIRE(hc_submit(cl.s, "/t.T/Echo", "t", &c[0].req, &c[0]) > 0);
     /* the stalled call sends its whole stream window (the proxy's SETTINGS
-     * set it), and no more comes back for it */
+     * set it; a little more when the proxy gave back what it forwarded
+     * before the client acknowledged them, against the default window) */
     double t0 = mono_s();
     while (c[0].req.sent < HP_STREAM_WINDOW && mono_s() - t0 < T_MS / 1000.0)
         peer_round(cl.s, cl.fd, 100);
-    REQUIREF(c[0].req.sent == HP_STREAM_WINDOW, "the stalled call sent %zu bytes of %u",
+    REQUIREF(c[0].req.sent >= HP_STREAM_WINDOW, "the stalled call sent %zu bytes of %u",
              c[0].req.sent, HP_STREAM_WINDOW);
     REQUIRE(hc_submit(cl.s, "/t.T/Echo", "t", &c[1].req, &c[1]) > 0);
     t0 = mono_s();
@@ -737,9 +765,8 @@ START_TEST(a_stalled_stream_does_not_stall_its_neighbour)
              "neighbour: %s, status %s, %zu bytes back of %zu (the stalled call sent %zu)",
              c[1].closed ? "ended" : "still open", c[1].st.status, c[1].got_len, nn,
              c[0].req.sent);
-    REQUIREF(!c[0].closed && c[0].req.sent == HP_STREAM_WINDOW,
-             "the stalled call: %s, %zu bytes sent", c[0].closed ? "ended" : "open",
-             c[0].req.sent);
+    REQUIREF(!c[0].closed && c[0].req.sent < sn, "the stalled call: %s, %zu bytes of %zu sent",
+             c[0].closed ? "ended" : "open", c[0].req.sent, sn);
     client_close(&cl);
     rig_stop(&r);
     for (int i = 0; i < 2; i++)
@@ -1197,6 +1224,7 @@ static Suite *h2proxy_suite(void)
     Suite *s = suite_create("h2proxy");
     TCase *t = su_tcase(s, "engine", NULL, NULL, 60);
     tcase_add_test(t, kept_messages_reach_the_server_exactly);
+    tcase_add_test(t, busy_polling_changes_nothing_but_the_waiting);
     tcase_add_test(t, messages_split_at_every_point);
     tcase_add_test(t, messages_cut_by_frames_are_placed_not_copied);
     tcase_add_test(t, a_stalled_stream_does_not_stall_its_neighbour);
