@@ -2726,14 +2726,14 @@ int hp_run(hp_engine *e, char *err, size_t errlen)
             if (timeout < 0 || t < timeout)
                 timeout = t;
         }
+        /* busy polling: what comes within busy_ns of the last event is
+         * taken without the loop's thread going to sleep and being woken,
+         * the most of a hop's latency on a loaded or virtual machine; at
+         * the price of that much CPU after each event */
         int n = 0;
-        if (e->busy_ns > 0 && timeout != 0)
-            /* busy polling: what comes within busy_ns of the last event
-             * is taken without the loop's thread going to sleep and being
-             * woken, the most of a hop's latency on a loaded or virtual
-             * machine; at the price of that much CPU after each event */
-            while ((n = epoll_wait(e->ep, ev, 64, 0)) == 0 && clk_now_ns() - e->event_ns < e->busy_ns) {
-            }
+        bool spin = e->busy_ns > 0 && timeout != 0;
+        while (spin && (n = epoll_wait(e->ep, ev, 64, 0)) == 0)
+            spin = clk_now_ns() - e->event_ns < e->busy_ns;
         if (n == 0)
             n = epoll_wait(e->ep, ev, 64, timeout);
         if (n > 0 && e->busy_ns > 0)

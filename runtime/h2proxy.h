@@ -215,7 +215,8 @@ typedef struct hp_engine hp_engine;
 hp_engine *hp_new(const hp_config *c, char *err, size_t errlen);
 
 /* Runs the loop until a stop has drained. 0, or -1 with err set when the
- * loop itself failed (epoll). */
+ * loop itself failed (epoll). With busy_poll_us, the loop polls without
+ * sleeping for that long after the last events before it waits. */
 int hp_run(hp_engine *e, char *err, size_t errlen);
 
 /* Starts the drain; async-signal-safe. */

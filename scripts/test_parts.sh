@@ -69,7 +69,8 @@ while [ ${#pending[@]} -gt 0 ] || [ ${#running[@]} -gt 0 ]; do
         [ "$kind" = "$spec" ] && kind=
         if [ "$kind" = light ] && $built && [ $light -eq 0 ]; then
             light=1
-        elif [ "$kind" != light ] && [ $places -lt "$jobs" ] && { $built || [ "$kind" = early ]; }; then
+        elif [ "$kind" != light ] && [ $places -lt "$jobs" ] &&
+            { $built || [ "$kind" = early ]; }; then
             places=$((places + 1))
         else
             left+=("$spec")
