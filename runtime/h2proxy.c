@@ -149,6 +149,7 @@ typedef struct {
     bool deferred;     /* the data source said DEFERRED: resume on more */
     bool out_done;     /* the data source gave EOF */
     hp_window win;     /* the sender's stream window */
+    uint64_t unreturned; /* DATA bytes it received whose credit was not given back */
 } hp_half;
 
 struct hp_call {
@@ -692,25 +693,31 @@ static uint64_t idle_expire(hp_engine *e, uint64_t now)
 
 /* ---- flow-control credit given back */
 
-/* The connection's spare credit (received, given back, not announced:
- * nghttp2's own count of what it would announce) goes out as soon as it is
- * no less than what the sender has left. nghttp2 alone announces it once
- * it is half the window; but while a stalled stream holds its credit (up
- * to a stream window: more than half the connection's), what the others
- * give back may never reach half, and the sender would wait for a
- * WINDOW_UPDATE that never comes, every stream of the connection with it.
- * Both change as bytes arrive and as they are given back, so both call
- * this: however much of the window stalled streams hold, the others go on
- * with the rest. */
-static void credit_check(hp_conn *c)
+static hp_half *conn_half(hp_conn *c, int32_t sid);
+
+/* Spare credit (received, given back, not announced: nghttp2's own count of
+ * what it would announce) goes out as soon as it is no less than what the
+ * sender has left, unreturned being the bytes of those received that the
+ * proxy still holds; sid 0: the connection's window, else stream sid's.
+ * nghttp2 alone announces it once it is half the window. But on a
+ * connection, while a stalled stream holds its credit (up to a stream
+ * window: more than half the connection's), what the others give back may
+ * never reach half; and on a stream, small messages given back short of
+ * half leave less than the window for a large message after them, which
+ * can only be given back once whole. Either way the sender would wait for
+ * a WINDOW_UPDATE that never comes. Both numbers change as bytes arrive
+ * and as they are given back, so both call this. */
+static void credit_check(hp_conn *c, int32_t sid, uint64_t unreturned)
 {
     /* received and not announced (queued WINDOW_UPDATEs count as
-     * announced), and what the sender may still send */
-    int64_t unannounced = nghttp2_session_get_effective_recv_data_length(c->s);
-    int64_t left = nghttp2_session_get_local_window_size(c->s);
-    int64_t spare = unannounced - (int64_t)c->unreturned;
-    if (spare > 0 && spare >= left && spare <= INT32_MAX &&
-        nghttp2_submit_window_update(c->s, NGHTTP2_FLAG_NONE, 0, (int32_t)spare) == 0)
+     * announced), and what the sender may still send; < 0: no such stream */
+    int64_t unannounced = sid == 0 ? nghttp2_session_get_effective_recv_data_length(c->s)
+                                   : nghttp2_session_get_stream_effective_recv_data_length(c->s, sid);
+    int64_t left = sid == 0 ? nghttp2_session_get_local_window_size(c->s)
+                            : nghttp2_session_get_stream_local_window_size(c->s, sid);
+    int64_t spare = unannounced - (int64_t)unreturned;
+    if (unannounced >= 0 && left >= 0 && spare > 0 && spare >= left && spare <= INT32_MAX &&
+        nghttp2_submit_window_update(c->s, NGHTTP2_FLAG_NONE, sid, (int32_t)spare) == 0)
         mark_dirty(c);
 }
 
@@ -721,8 +728,13 @@ static void give_back(hp_conn *c, int32_t sid, size_t n)
     if (n == 0 || c->s == NULL)
         return;
     c->unreturned -= n < c->unreturned ? n : c->unreturned;
+    hp_half *h = conn_half(c, sid);
+    if (h != NULL)
+        h->unreturned -= n < h->unreturned ? n : h->unreturned;
     nghttp2_session_consume(c->s, sid, n);
-    credit_check(c);
+    credit_check(c, 0, c->unreturned);
+    if (h != NULL)
+        credit_check(c, sid, h->unreturned);
     mark_dirty(c);
 }
 
@@ -1762,9 +1774,12 @@ static int on_data_chunk(nghttp2_session *s, uint8_t flags, int32_t sid, const u
         (h == NULL || h->cur == NULL || h->cur->heap == NULL ||
          data != h->cur->heap + h->cur->got || len > h->cur->n - h->cur->got))
         return NGHTTP2_ERR_CALLBACK_FAILURE;
-    if (h != NULL)
-        h->win.rx += len;
     c->unreturned += len;
+    if (h != NULL) {
+        h->win.rx += len;
+        h->unreturned += len;
+        credit_check(c, sid, h->unreturned);
+    }
     if (k == NULL || k->failed) {
         give_back(c, sid, len);
         return 0;
@@ -2109,7 +2124,7 @@ static void read_done(hp_conn *c)
 {
     c->parsed = c->ring.consumed + c->ring.len;
     conn_advance(c);
-    credit_check(c);
+    credit_check(c, 0, c->unreturned);
     if (nghttp2_session_want_write(c->s) || !nghttp2_session_want_read(c->s))
         mark_dirty(c);
 }

@@ -66,13 +66,16 @@
  * (nghttp2's automatic WINDOW_UPDATE is off). So a client that stops
  * reading stops its server's stream once HP_STREAM_WINDOW bytes wait in the
  * proxy, and a connection never has more than HP_CONN_WINDOW bytes of
- * messages waiting. What streams give back is announced once it is no less
- * than what the sender has left, not only (as nghttp2 would) once it is
- * half the window: so a stream that stalls, holding its whole stream window
- * (more than half the connection's), leaves its neighbours the rest of the
- * connection's window to go on with, and more stalled streams leave them
- * what is not held. Bounds: per stream, HP_STREAM_WINDOW (one largest
- * message and its framing) and its call's record and header blocks; per
+ * messages waiting. What is given back is announced, on the connection
+ * and on each stream, once it is no less than what the sender has left, not
+ * only (as nghttp2 would) once it is half the window: so a stream that
+ * stalls, holding its whole stream window (more than half the
+ * connection's), leaves its neighbours the rest of the connection's window
+ * to go on with (more stalled streams leave them what is not held), and a
+ * message of up to 4 MiB arrives whole after smaller ones given back short
+ * of half the stream's window. Bounds: per stream, HP_STREAM_WINDOW (one
+ * largest message and its framing) and its call's record and header
+ * blocks; per
  * connection, its ring (HP_RING bytes of address space; resident are the
  * pages written since the connection was last quiet: the ring starts over
  * at its front whenever it holds nothing, and a connection that read

@@ -9,7 +9,9 @@
  * frames, two streams taking turns, are put back together by the reads,
  * not copied; a call whose server stops reading, holding more than half
  * the connection's window, does not hold up its neighbour on the same
- * connection; an engine that busy polls does the same; a refused message
+ * connection; a 4 MiB message after 1.6 MB of small ones arrives whole
+ * (its stream's credit announced before half its window was given back);
+ * an engine that busy polls does the same; a refused message
  * ends its call only (INTERNAL and the
  * judge's text); a server that is not there gives UNAVAILABLE; allocations
  * do not grow with the messages; an idle connection is closed (GOAWAY);
@@ -776,6 +778,38 @@ START_TEST(a_stalled_stream_does_not_stall_its_neighbour)
 }
 END_TEST
 
+/* A stream's credit is given back as its messages go; nghttp2 alone
+ * announces it once half the stream's window was given back. Small
+ * messages given back short of that, then one message bigger than the
+ * rest of the window: the message can only arrive whole if the credit
+ * given back is announced while it is still short of half. */
+START_TEST(a_large_message_after_small_ones_arrives)
+{
+    rig r;
+    rig_start(&r, true);
+    enum { SMALL = 400, BIG = HP_MAX_MESSAGE };
+    size_t sn;
+    uint8_t *small = kept_frames(SMALL, 'm', &sn); /* 1.6 MB */
+    size_t n = sn + 5 + BIG;
+    uint8_t *in = malloc(n);
+    REQUIRE(in != NULL);
+    memcpy(in, small, sn);
+    uint8_t *f = in + sn;
+    f[0] = 0, f[1] = BIG >> 24, f[2] = (BIG >> 16) & 0xff, f[3] = (BIG >> 8) & 0xff,
+    f[4] = BIG & 0xff;
+    memset(f + 5, 'b', BIG);
+    f[5] = 'k';
+    call c = {.req = {.p = in, .len = n}};
+    run_calls(r.addr, &c, 1);
+    REQUIREF(strcmp(c.st.status, "0") == 0 && c.got_len == n && memcmp(c.got, in, n) == 0,
+             "status %s, %zu bytes back of %zu", c.st.status, c.got_len, n);
+    rig_stop(&r);
+    call_free(&c);
+    free(in);
+    free(small);
+}
+END_TEST
+
 START_TEST(idle_connections_are_closed)
 {
     rig r;
@@ -1228,6 +1262,7 @@ static Suite *h2proxy_suite(void)
     tcase_add_test(t, messages_split_at_every_point);
     tcase_add_test(t, messages_cut_by_frames_are_placed_not_copied);
     tcase_add_test(t, a_stalled_stream_does_not_stall_its_neighbour);
+    tcase_add_test(t, a_large_message_after_small_ones_arrives);
     tcase_add_test(t, refused_message_ends_its_call_only);
     tcase_add_test(t, malformed_messages);
     tcase_add_test(t, server_not_there_is_unavailable);
