@@ -711,8 +711,9 @@ static void credit_check(hp_conn *c, int32_t sid, uint64_t unreturned)
 {
     /* received and not announced (queued WINDOW_UPDATEs count as
      * announced), and what the sender may still send; < 0: no such stream */
-    int64_t unannounced = sid == 0 ? nghttp2_session_get_effective_recv_data_length(c->s)
-                                   : nghttp2_session_get_stream_effective_recv_data_length(c->s, sid);
+    int64_t unannounced =
+        sid == 0 ? nghttp2_session_get_effective_recv_data_length(c->s)
+                 : nghttp2_session_get_stream_effective_recv_data_length(c->s, sid);
     int64_t left = sid == 0 ? nghttp2_session_get_local_window_size(c->s)
                             : nghttp2_session_get_stream_local_window_size(c->s, sid);
     int64_t spare = unannounced - (int64_t)unreturned;
