@@ -73,7 +73,10 @@
  * connection's), leaves its neighbours the rest of the connection's window
  * to go on with (more stalled streams leave them what is not held), and a
  * message of up to 4 MiB arrives whole after smaller ones given back short
- * of half the stream's window. Bounds: per stream, HP_STREAM_WINDOW (one
+ * of half the stream's window. A message's credit goes back only once it
+ * is whole, so HP_CONN_WINDOW holds three messages of the largest size
+ * arriving at once on one connection; more can hold the whole window
+ * before any is whole, and the connection waits for their calls to end. Bounds: per stream, HP_STREAM_WINDOW (one
  * largest message and its framing) and its call's record and header
  * blocks; per
  * connection, its ring (HP_RING bytes of address space; resident are the
@@ -116,7 +119,7 @@
 #define HP_MAX_MESSAGE (4u * 1024u * 1024u)
 /* Flow-control windows the proxy grants its peers. */
 #define HP_STREAM_WINDOW (HP_MAX_MESSAGE + 64u * 1024u)
-#define HP_CONN_WINDOW (8u * 1024u * 1024u)
+#define HP_CONN_WINDOW (16u * 1024u * 1024u)
 /* Each connection's read ring (address space; pages are touched as used). */
 #define HP_RING (16u * 1024u * 1024u)
 /* How long a connection to the server may take to open, by default,

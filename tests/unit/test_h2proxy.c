@@ -10,7 +10,8 @@
  * not copied; a call whose server stops reading, holding more than half
  * the connection's window, does not hold up its neighbour on the same
  * connection; a 4 MiB message after 1.6 MB of small ones arrives whole
- * (its stream's credit announced before half its window was given back);
+ * (its stream's credit announced before half its window was given back),
+ * and three calls' 4 MiB messages side by side on one connection do too;
  * an engine that busy polls does the same; a refused message
  * ends its call only (INTERNAL and the
  * judge's text); a server that is not there gives UNAVAILABLE; allocations
@@ -810,6 +811,41 @@ START_TEST(a_large_message_after_small_ones_arrives)
 }
 END_TEST
 
+/* Three calls on one connection, each sending a message of 4 MiB at once
+ * (16 KiB frames, taking turns): the connection's window (16 MiB) holds
+ * them while none is whole. (Four can fill it before any is whole, and
+ * wait: docs/cli.md says so.) */
+START_TEST(largest_messages_side_by_side_arrive)
+{
+    rig r;
+    rig_start(&r, true);
+    enum { N = 3, BIG = HP_MAX_MESSAGE };
+    size_t n = 5 + BIG;
+    uint8_t *in[N];
+    call c[N];
+    memset(c, 0, sizeof c);
+    for (int i = 0; i < N; i++) {
+        in[i] = malloc(n);
+        REQUIRE(in[i] != NULL);
+        uint8_t *f = in[i];
+        f[0] = 0, f[1] = BIG >> 24, f[2] = (BIG >> 16) & 0xff, f[3] = (BIG >> 8) & 0xff,
+        f[4] = BIG & 0xff;
+        memset(f + 5, 'a' + i, BIG);
+        f[5] = 'k';
+        c[i].req = (hc_body){.p = in[i], .len = n, .cut = 16384};
+    }
+    run_calls(r.addr, c, N);
+    for (int i = 0; i < N; i++) {
+        REQUIREF(strcmp(c[i].st.status, "0") == 0 && c[i].got_len == n &&
+                     memcmp(c[i].got, in[i], n) == 0,
+                 "call %d: status %s, %zu bytes back of %zu", i, c[i].st.status, c[i].got_len, n);
+        call_free(&c[i]);
+        free(in[i]);
+    }
+    rig_stop(&r);
+}
+END_TEST
+
 START_TEST(idle_connections_are_closed)
 {
     rig r;
@@ -1263,6 +1299,7 @@ static Suite *h2proxy_suite(void)
     tcase_add_test(t, messages_cut_by_frames_are_placed_not_copied);
     tcase_add_test(t, a_stalled_stream_does_not_stall_its_neighbour);
     tcase_add_test(t, a_large_message_after_small_ones_arrives);
+    tcase_add_test(t, largest_messages_side_by_side_arrive);
     tcase_add_test(t, refused_message_ends_its_call_only);
     tcase_add_test(t, malformed_messages);
     tcase_add_test(t, server_not_there_is_unavailable);
