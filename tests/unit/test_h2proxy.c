@@ -715,20 +715,23 @@ static bool client_wait_closed(client *cl, int ms)
     }
 }
 
-/* A client connection with no call open for the idle timeout is closed:
- * GOAWAY, then the connection; calls closer together than that keep it. */
+/* One kept message of len bytes (the tag after its 'k'), framed, at f. */
+static void kept_frame(uint8_t *f, uint32_t len, char tag)
+{
+    f[0] = 0, f[1] = (uint8_t)(len >> 24), f[2] = (uint8_t)(len >> 16),
+    f[3] = (uint8_t)(len >> 8), f[4] = (uint8_t)len;
+    memset(f + 5, tag, len);
+    f[5] = 'k';
+}
+
 /* Messages of 4000 bytes, all kept ("k" and tag, then the tag), as frames
  * back to back: n of them, into a buffer the caller frees. */
 static uint8_t *kept_frames(int n, char tag, size_t *len)
 {
     uint8_t *out = malloc((size_t)n * 4005);
     REQUIRE(out != NULL);
-    for (int i = 0; i < n; i++) {
-        uint8_t *f = out + (size_t)i * 4005;
-        f[0] = 0, f[1] = 0, f[2] = 0, f[3] = 4000 >> 8, f[4] = 4000 & 0xff;
-        memset(f + 5, tag, 4000);
-        f[5] = 'k';
-    }
+    for (int i = 0; i < n; i++)
+        kept_frame(out + (size_t)i * 4005, 4000, tag);
     *len = (size_t)n * 4005;
     return out;
 }
@@ -795,11 +798,7 @@ START_TEST(a_large_message_after_small_ones_arrives)
     uint8_t *in = malloc(n);
     REQUIRE(in != NULL);
     memcpy(in, small, sn);
-    uint8_t *f = in + sn;
-    f[0] = 0, f[1] = BIG >> 24, f[2] = (BIG >> 16) & 0xff, f[3] = (BIG >> 8) & 0xff,
-    f[4] = BIG & 0xff;
-    memset(f + 5, 'b', BIG);
-    f[5] = 'k';
+    kept_frame(in + sn, BIG, 'b');
     call c = {.req = {.p = in, .len = n}};
     run_calls(r.addr, &c, 1);
     REQUIREF(strcmp(c.st.status, "0") == 0 && c.got_len == n && memcmp(c.got, in, n) == 0,
@@ -827,11 +826,7 @@ START_TEST(largest_messages_side_by_side_arrive)
     for (int i = 0; i < N; i++) {
         in[i] = malloc(n);
         REQUIRE(in[i] != NULL);
-        uint8_t *f = in[i];
-        f[0] = 0, f[1] = BIG >> 24, f[2] = (BIG >> 16) & 0xff, f[3] = (BIG >> 8) & 0xff,
-        f[4] = BIG & 0xff;
-        memset(f + 5, 'a' + i, BIG);
-        f[5] = 'k';
+        kept_frame(in[i], BIG, (char)('a' + i));
         c[i].req = (hc_body){.p = in[i], .len = n, .cut = 16384};
     }
     run_calls(r.addr, c, N);
@@ -846,6 +841,8 @@ START_TEST(largest_messages_side_by_side_arrive)
 }
 END_TEST
 
+/* A client connection with no call open for the idle timeout is closed:
+ * GOAWAY, then the connection; calls closer together than that keep it. */
 START_TEST(idle_connections_are_closed)
 {
     rig r;
