@@ -2329,10 +2329,15 @@ static int framed_read(hp_conn *c)
     }
     c->reads++;
     e->reads++;
-    size_t left = (size_t)r, got = 0;
+    /* every piece is accounted for before nghttp2 sees any: a message
+     * that the first piece (its room) completes may be done with at once,
+     * and were the ring then empty, it would start over at its front, away
+     * from where the read put the bytes not yet committed */
+    size_t left = (size_t)r, got = 0, len[3] = {0, 0, 0};
     for (int i = 0; i < n && left > 0; i++) {
         size_t g = left < iov[i].iov_len ? left : iov[i].iov_len;
         left -= g;
+        len[i] = g;
         if (kind[i] != PIECE_HEADER)
             got += g;
         if (kind[i] == PIECE_RING) {
@@ -2343,9 +2348,10 @@ static int framed_read(hp_conn *c)
             if (hm->hole_left == 0)
                 msg_unplace(hm); /* filled: nothing more goes there */
         }
-        if (!take(c, iov[i].iov_base, g))
-            return -1;
     }
+    for (int i = 0; i < n && len[i] > 0; i++)
+        if (!take(c, iov[i].iov_base, len[i]))
+            return -1;
     read_done(c);
     if (got < f.left)
         c->framed = true; /* on to the frame's end */
