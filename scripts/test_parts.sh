@@ -58,15 +58,18 @@ run() {
 echo "==== $build_part (make -j$jobs; log: $logs/$build_part.log)"
 run "$build_part"
 built=false
-pending=("$@")
-running=("$build_part")
+# each part as KIND:PART (KIND empty for a plain one)
+pending=()
+for spec in "$@"; do
+    case $spec in *:*) pending+=("$spec") ;; *) pending+=(":$spec") ;; esac
+done
+running=(":$build_part")
 places=1 # of JOBS, taken by the build and the parts that are not light
 light=0  # light parts running
 while [ ${#pending[@]} -gt 0 ] || [ ${#running[@]} -gt 0 ]; do
     left=()
     for spec in "${pending[@]+"${pending[@]}"}"; do
         kind=${spec%%:*} part=${spec#*:}
-        [ "$kind" = "$spec" ] && kind=
         if [ "$kind" = light ] && $built && [ $light -eq 0 ]; then
             light=1
         elif [ "$kind" != light ] && [ $places -lt "$jobs" ] &&
@@ -84,7 +87,6 @@ while [ ${#pending[@]} -gt 0 ] || [ ${#running[@]} -gt 0 ]; do
     still=()
     for spec in "${running[@]}"; do
         kind=${spec%%:*} part=${spec#*:}
-        [ "$kind" = "$spec" ] && kind=
         if [ -e "$logs/$part.done" ]; then
             read -r rc took <"$logs/$part.done"
             report "$part" "$rc" "$took"

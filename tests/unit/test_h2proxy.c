@@ -442,6 +442,22 @@ static void call_free(call *c)
     c->got = NULL;
 }
 
+/* How many of the first bytes the call got back are want's (for a message
+ * that says where they part). */
+static size_t echo_agrees(const call *c, const uint8_t *want, size_t wn)
+{
+    size_t same = 0;
+    while (same < c->got_len && same < wn && c->got[same] == want[same])
+        same++;
+    return same;
+}
+
+/* The call ended with status 0 and got back exactly want (wn bytes). */
+static bool echoed(const call *c, const uint8_t *want, size_t wn)
+{
+    return strcmp(c->st.status, "0") == 0 && c->got_len == wn && memcmp(c->got, want, wn) == 0;
+}
+
 /* Frames, back to back, of the messages given (NUL-terminated strings). */
 static size_t frames(uint8_t *out, const char *const *msgs, int n)
 {
@@ -500,7 +516,7 @@ START_TEST(busy_polling_changes_nothing_but_the_waiting)
     for (int i = 0; i < 20; i++) {
         call c = {.req = {.p = in, .len = n}};
         run_calls(r.addr, &c, 1);
-        REQUIREF(strcmp(c.st.status, "0") == 0 && c.got_len == wn && memcmp(c.got, want, wn) == 0,
+        REQUIREF(echoed(&c, want, wn),
                  "call %d: status %s, %zu bytes back", i, c.st.status, c.got_len);
         call_free(&c);
     }
@@ -520,7 +536,7 @@ START_TEST(messages_split_at_every_point)
     for (size_t cut = 1; cut <= n; cut++) {
         call c = {.req = {.p = in, .len = n, .cut = cut}};
         run_calls(r.addr, &c, 1);
-        REQUIREF(strcmp(c.st.status, "0") == 0 && c.got_len == wn && memcmp(c.got, want, wn) == 0,
+        REQUIREF(echoed(&c, want, wn),
                  "cut %zu: status %s, %zu bytes back", cut, c.st.status, c.got_len);
         call_free(&c);
     }
@@ -575,8 +591,7 @@ START_TEST(messages_cut_by_frames_are_placed_not_copied)
     }
     run_calls(r.addr, c, 2);
     for (int i = 0; i < 2; i++) {
-        REQUIREF(strcmp(c[i].st.status, "0") == 0 && c[i].got_len == wn[i] &&
-                     memcmp(c[i].got, want[i], wn[i]) == 0,
+        REQUIREF(echoed(&c[i], want[i], wn[i]),
                  "call %d: status %s, %zu bytes back of %zu", i, c[i].st.status, c[i].got_len,
                  wn[i]);
         call_free(&c[i]);
@@ -779,8 +794,7 @@ START_TEST(a_stalled_stream_does_not_stall_its_neighbour)
     t0 = mono_s();
     while (!c[1].closed && mono_s() - t0 < T_MS / 1000.0)
         peer_round(cl.s, cl.fd, 100);
-    REQUIREF(c[1].closed && strcmp(c[1].st.status, "0") == 0 && c[1].got_len == nn &&
-                 memcmp(c[1].got, neighbour, nn) == 0,
+    REQUIREF(c[1].closed && echoed(&c[1], neighbour, nn),
              "neighbour: %s, status %s, %zu bytes back of %zu (the stalled call sent %zu)",
              c[1].closed ? "ended" : "still open", c[1].st.status, c[1].got_len, nn,
              c[0].req.sent);
@@ -814,7 +828,7 @@ START_TEST(a_large_message_after_small_ones_arrives)
     kept_frame(in + sn, BIG, 'b');
     call c = {.req = {.p = in, .len = n}};
     run_calls(r.addr, &c, 1);
-    REQUIREF(strcmp(c.st.status, "0") == 0 && c.got_len == n && memcmp(c.got, in, n) == 0,
+    REQUIREF(echoed(&c, in, n),
              "status %s, %zu bytes back of %zu", c.st.status, c.got_len, n);
     rig_stop(&r);
     call_free(&c);
@@ -844,8 +858,7 @@ START_TEST(largest_messages_side_by_side_arrive)
     }
     run_calls(r.addr, c, N);
     for (int i = 0; i < N; i++) {
-        REQUIREF(strcmp(c[i].st.status, "0") == 0 && c[i].got_len == n &&
-                     memcmp(c[i].got, in[i], n) == 0,
+        REQUIREF(echoed(&c[i], in[i], n),
                  "call %d: status %s, %zu bytes back of %zu", i, c[i].st.status, c[i].got_len, n);
         call_free(&c[i]);
         free(in[i]);
@@ -907,14 +920,11 @@ START_TEST(random_calls_side_by_side_arrive)
         }
         run_calls(r.addr, c, ncalls);
         for (int i = 0; i < ncalls; i++) {
-            size_t same = 0;
-            while (same < c[i].got_len && same < wn[i] && c[i].got[same] == want[i][same])
-                same++;
-            REQUIREF(strcmp(c[i].st.status, "0") == 0 && c[i].got_len == wn[i] && same == wn[i],
+            REQUIREF(echoed(&c[i], want[i], wn[i]),
                      "seed %#llx, call %d of %d (frames of %zu): status %s, %zu bytes back of "
                      "%zu, the first %zu as sent",
                      (unsigned long long)seed, i, ncalls, c[i].req.cut, c[i].st.status,
-                     c[i].got_len, wn[i], same);
+                     c[i].got_len, wn[i], echo_agrees(&c[i], want[i], wn[i]));
             call_free(&c[i]);
             free(in[i]);
             free(want[i]);
@@ -1255,7 +1265,7 @@ START_TEST(quiet_connections_give_ring_pages_back)
     long during = status_kb("RssShmem");
     while (cl.open > 0)
         REQUIREF(peer_round(cl.s, cl.fd, T_MS), "the call did not end");
-    REQUIREF(strcmp(c.st.status, "0") == 0 && c.got_len == wn && memcmp(c.got, want, wn) == 0,
+    REQUIREF(echoed(&c, want, wn),
              "status %s, %zu bytes back of %zu", c.st.status, c.got_len, wn);
     REQUIREF(during - before >= 3 * 1024, "%ld KiB resident before the call, %ld while the "
              "client did not read", before, during);
