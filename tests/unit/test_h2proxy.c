@@ -455,7 +455,8 @@ static size_t echo_agrees(const call *c, const uint8_t *want, size_t wn)
 /* The call ended with status 0 and got back exactly want (wn bytes). */
 static bool echoed(const call *c, const uint8_t *want, size_t wn)
 {
-    return strcmp(c->st.status, "0") == 0 && c->got_len == wn && memcmp(c->got, want, wn) == 0;
+    return strcmp(c->st.status, "0") == 0 && c->got_len == wn &&
+           (wn == 0 || memcmp(c->got, want, wn) == 0); /* got is NULL when nothing came */
 }
 
 /* Frames, back to back, of the messages given (NUL-terminated strings). */
