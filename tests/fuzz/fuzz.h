@@ -59,6 +59,13 @@ __attribute__((noreturn)) void fz_die(const char *what);
  * read past the end is ASan's. The caller frees it. */
 uint8_t *fz_copy(const uint8_t *d, size_t n);
 
+/* n bytes of zeroes for the process's life (never freed), mapped apart
+ * from the heap, with an inaccessible page after them: LeakSanitizer scans
+ * every heap block for pointers, at exit and after an input that allocated
+ * more than it freed, and the harnesses' arenas and buffers (hundreds of
+ * MB, which hold no pointer to the heap) were most of each run's start. */
+void *fz_region(size_t n);
+
 /* Switches the JSON layer (and the skipper) to SIMD width i of
  * fzm.impls; the harnesses leave the widest (fzm.nimpls - 1) on. */
 void fz_use_impl(int i);

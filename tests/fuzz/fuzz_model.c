@@ -18,6 +18,8 @@
  * widths, the model's buffers. */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "fuzz.h"
 #include "json.h"
@@ -40,6 +42,16 @@ uint8_t *fz_copy(const uint8_t *d, size_t n)
     if (n)
         memcpy(c, d, n);
     return c;
+}
+
+void *fz_region(size_t n)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE), len = (n + page - 1) / page * page;
+    uint8_t *p = mmap(NULL, len + page, PROT_READ | PROT_WRITE,
+                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED || mprotect(p + len, page, PROT_NONE) != 0)
+        fz_die("out of memory");
+    return p;
 }
 
 void fz_use_impl(int i)
@@ -67,15 +79,14 @@ void fzm_init(void)
     for (int t = 0; t < tr_schema.ntypes; t++)
         if (tr_schema.types[t].size > most)
             most = tr_schema.types[t].size;
-    fzm.dec_mem = malloc(FZM_ARENA);
-    fzm.dec2_mem = malloc(FZM_ARENA);
-    fzm.scan_mem = malloc(FZM_ARENA);
-    fzm.enc = malloc(FZM_ENCODE_CAP);
-    fzm.enc2 = malloc(FZM_ENCODE_CAP);
+    fzm.dec_mem = fz_region(FZM_ARENA);
+    fzm.dec2_mem = fz_region(FZM_ARENA);
+    fzm.scan_mem = fz_region(FZM_ARENA);
+    fzm.enc = fz_region(FZM_ENCODE_CAP);
+    fzm.enc2 = fz_region(FZM_ENCODE_CAP);
     fzm.v1 = malloc(most);
     fzm.v2 = malloc(most);
-    if (!fzm.dec_mem || !fzm.dec2_mem || !fzm.scan_mem || !fzm.enc || !fzm.enc2 || !fzm.v1 ||
-        !fzm.v2 || fzm.nimpls == 0)
+    if (!fzm.v1 || !fzm.v2 || fzm.nimpls == 0)
         fz_die("out of memory");
     ar_init(&fzm.dec, fzm.dec_mem, FZM_ARENA);
     ar_init(&fzm.dec2, fzm.dec2_mem, FZM_ARENA);

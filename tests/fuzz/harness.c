@@ -15,13 +15,12 @@ void fz_init(void)
         return;
     fzm_init(); /* js_init, sk_init, the SIMD widths */
     fz.nimpls = fzm.nimpls;
-    fz.dec_mem = malloc(FZ_DECODE_ARENA);
-    fz.dec2_mem = malloc(FZ_DECODE_ARENA);
-    fz.enc = malloc(FZ_ENCODE_CAP);
-    fz.enc2 = malloc(FZ_ENCODE_CAP);
+    fz.dec_mem = fz_region(FZ_DECODE_ARENA);
+    fz.dec2_mem = fz_region(FZ_DECODE_ARENA);
+    fz.enc = fz_region(FZ_ENCODE_CAP);
+    fz.enc2 = fz_region(FZ_ENCODE_CAP);
     fz.vc = vf_new();
-    if (fz.dec_mem == NULL || fz.dec2_mem == NULL || fz.enc == NULL || fz.enc2 == NULL ||
-        fz.vc == NULL || fz.nimpls == 0)
+    if (fz.vc == NULL || fz.nimpls == 0)
         fz_die("out of memory");
     ar_init(&fz.dec, fz.dec_mem, FZ_DECODE_ARENA);
     ar_init(&fz.dec2, fz.dec2_mem, FZ_DECODE_ARENA);
