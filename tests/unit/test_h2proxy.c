@@ -87,6 +87,7 @@ typedef struct {
     size_t len, cap, sent;
     size_t owed; /* bytes received before it was known whether it stalls */
     bool stalls;
+    size_t cut;  /* the answer's DATA frames hold at most this (0: as nghttp2 cuts them) */
 } echo_stream;
 
 static ssize_t echo_read(nghttp2_session *s, int32_t sid, uint8_t *buf, size_t length,
@@ -97,6 +98,8 @@ static ssize_t echo_read(nghttp2_session *s, int32_t sid, uint8_t *buf, size_t l
     size_t n = e->len - e->sent;
     if (n > length)
         n = length;
+    if (e->cut != 0 && n > e->cut)
+        n = e->cut;
     if (n > 0)
         memcpy(buf, e->buf + e->sent, n);
     e->sent += n;
@@ -148,6 +151,14 @@ static int echo_frame(nghttp2_session *s, const nghttp2_frame *f, void *ud)
         return 0;
     nghttp2_nv h[] = {{(uint8_t *)":status", (uint8_t *)"200", 7, 3, 0},
                       {(uint8_t *)"content-type", (uint8_t *)"application/grpc", 12, 16, 0}};
+    /* a call of random_rounds (its first message's tag is 'A') is answered
+     * in frames cut at a size its first message's length picks */
+    if (e->len > 6 && e->buf[6] == 'A') {
+        static const size_t cuts[] = {0, 1000, 4096, 8192};
+        uint32_t first = (uint32_t)e->buf[1] << 24 | (uint32_t)e->buf[2] << 16 |
+                         (uint32_t)e->buf[3] << 8 | e->buf[4];
+        e->cut = cuts[first % 4];
+    }
     nghttp2_data_provider p = {.source.ptr = e, .read_callback = echo_read};
     nghttp2_submit_response(s, f->hd.stream_id, h, 2, &p);
     return 0;
@@ -231,6 +242,8 @@ static int judge(void *ctx, const hp_message *m, char *why, size_t whylen)
 
 /* The engines rig_start_full makes busy poll this long (hp_config). */
 static int rig_busy_poll_us;
+/* The direction they judge: requests (false), or responses alone. */
+static bool rig_responses;
 
 typedef struct {
     hp_engine *e;
@@ -266,8 +279,8 @@ static void rig_start_full(rig *r, bool with_server, int idle_ms, int max_connec
     char to[64];
     snprintf(to, sizeof to, "127.0.0.1:%u", (unsigned)sport);
     snprintf(r->addr, sizeof r->addr, "127.0.0.1:%u", (unsigned)pport);
-    hp_config c = {.listen_fd = lfd, .upstream = to, .judge_requests = true,
-                   .judge_responses = false, .judge = judge, .stop_fd = -1, .grace_ms = 1000,
+    hp_config c = {.listen_fd = lfd, .upstream = to, .judge_requests = !rig_responses,
+                   .judge_responses = rig_responses, .judge = judge, .stop_fd = -1, .grace_ms = 1000,
                    .idle_ms = idle_ms, .max_connections = max_connections,
                    .busy_poll_us = rig_busy_poll_us, .log = log, .log_ctx = log_ctx};
     r->e = hp_new(&c, err, sizeof err);
@@ -892,8 +905,12 @@ END_TEST
  * sees every message whole (none torn: the views the reads put together
  * hold the bytes sent), and each call gets back exactly its kept messages,
  * in order (the echo), whatever the credit the others hold. The seed is
- * printed on a failure. */
-START_TEST(random_calls_side_by_side_arrive)
+ * printed on a failure. Requests judged: the messages are dropped on their
+ * way to the echo server; responses judged (rig_responses): the server
+ * gets them all and sends them all back, the calls' answers taking turns,
+ * in DATA frames cut at a size each call's first message picks (echo_frame),
+ * and they are dropped on their way back. */
+static void random_rounds(uint64_t seed0)
 {
     enum { ROUNDS = 60, MAX_CALLS = 6, MAX_MSGS = 40 };
     judge_torn = 0;
@@ -902,7 +919,7 @@ START_TEST(random_calls_side_by_side_arrive)
     for (int round = 0; round < ROUNDS; round++) {
         if (!su_pick((size_t)round, 0))
             continue; /* the sanitizer build runs a share of the rounds */
-        uint64_t seed = 0x5eed0000u + (uint64_t)round;
+        uint64_t seed = seed0 + (uint64_t)round;
         rng_state g = rng_seed(seed);
         int ncalls = 2 + (int)rng_below(&g, MAX_CALLS - 1);
         call c[MAX_CALLS];
@@ -940,17 +957,37 @@ START_TEST(random_calls_side_by_side_arrive)
         run_calls(r.addr, c, ncalls);
         for (int i = 0; i < ncalls; i++) {
             REQUIREF(echoed(&c[i], want[i], wn[i]),
-                     "seed %#llx, call %d of %d (frames of %zu): status %s, %zu bytes back of "
-                     "%zu, the first %zu as sent",
-                     (unsigned long long)seed, i, ncalls, c[i].req.cut, c[i].st.status,
-                     c[i].got_len, wn[i], echo_agrees(&c[i], want[i], wn[i]));
+                     "%s judged, seed %#llx, call %d of %d (frames of %zu): status %s, %zu "
+                     "bytes back of %zu, the first %zu as sent",
+                     rig_responses ? "responses" : "requests", (unsigned long long)seed, i,
+                     ncalls, c[i].req.cut, c[i].st.status, c[i].got_len, wn[i],
+                     echo_agrees(&c[i], want[i], wn[i]));
             call_free(&c[i]);
             free(in[i]);
             free(want[i]);
         }
     }
-    rig_stop(&r);
+    hp_stats st = rig_stop(&r);
     REQUIREF(judge_torn == 0, "the judge saw %d messages torn", judge_torn);
+    /* the direction judged (and only it) dropped messages */
+    int j = rig_responses ? 1 : 0;
+    REQUIREF(st.kept[j] < st.messages[j] && st.kept[1 - j] == st.messages[1 - j],
+             "kept %llu of %llu requests, %llu of %llu responses",
+             (unsigned long long)st.kept[0], (unsigned long long)st.messages[0],
+             (unsigned long long)st.kept[1], (unsigned long long)st.messages[1]);
+}
+
+START_TEST(random_calls_side_by_side_arrive)
+{
+    random_rounds(0x5eed0000u);
+}
+END_TEST
+
+START_TEST(random_answers_side_by_side_arrive)
+{
+    rig_responses = true;
+    random_rounds(0x5eed1000u);
+    rig_responses = false;
 }
 END_TEST
 
@@ -1418,6 +1455,7 @@ static Suite *h2proxy_suite(void)
     tcase_add_test(t, a_large_message_after_small_ones_arrives);
     tcase_add_test(t, largest_messages_side_by_side_arrive);
     tcase_add_test(t, random_calls_side_by_side_arrive);
+    tcase_add_test(t, random_answers_side_by_side_arrive);
     tcase_add_test(t, refused_message_ends_its_call_only);
     tcase_add_test(t, malformed_messages);
     tcase_add_test(t, server_not_there_is_unavailable);
