@@ -320,7 +320,7 @@ san_make = $(MAKE) --no-print-directory BUILD=$(SAN_BUILD) OPT=-O1 DEBUG=-gline-
 # SAN_STRIDE=1 checks every position under the sanitizers too. The suites
 # run their tests in one process each (CK_FORK=no): forked, every test's
 # child ran LeakSanitizer over the heap it inherited as it exited, which
-# took a third of test-san's CPU time; in one process the leak check runs
+# took a quarter of test-san's CPU time; in one process the leak check runs
 # once, at the end, over what every test left. (test-unit forks: a test
 # there runs alone, under its own time limit.)
 SAN_STRIDE ?= 4
