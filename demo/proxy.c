@@ -216,7 +216,7 @@ static void print_json(const px_ctx *x, const hp_stats *s, const char *dir, doub
     printf("{\"reader\":\"%s\",\"direction\":\"%s\",\"calls\":%llu,", rd_type_name(x->reader),
            dir, (unsigned long long)s->calls);
     tl_print_json(stdout, &x->tally, seconds);
-    printf(",\"calls_failed\":%llu,\"calls_cancelled\":%llu,\"connections\":%llu,"
+    printf(",\"calls_failed\":%llu,\"window_failed\":%llu,\"calls_cancelled\":%llu,\"connections\":%llu,"
            "\"connections_failed\":%llu,\"upstream_connections\":%llu,"
            "\"requests\":{\"seen\":%llu,\"kept\":%llu,\"bytes\":%llu,\"kept_bytes\":%llu},"
            "\"responses\":{\"seen\":%llu,\"kept\":%llu,\"bytes\":%llu,\"kept_bytes\":%llu},"
@@ -225,7 +225,8 @@ static void print_json(const px_ctx *x, const hp_stats *s, const char *dir, doub
            "\"accept_limited\":%llu,\"ring_bytes_released\":%llu,"
            "\"engine_allocations\":%llu,\"h2_allocations\":%llu,\"peak_held_bytes\":%llu,"
            "\"inflated\":%llu,\"refused\":%llu,\"workers\":%d,\"per_worker\":[",
-           (unsigned long long)s->calls_failed, (unsigned long long)s->calls_cancelled,
+           (unsigned long long)s->calls_failed, (unsigned long long)s->window_failed,
+           (unsigned long long)s->calls_cancelled,
            (unsigned long long)s->connections, (unsigned long long)s->connections_failed,
            (unsigned long long)s->upstream_connections, (unsigned long long)s->messages[0],
            (unsigned long long)s->kept[0], (unsigned long long)s->bytes[0],
@@ -260,9 +261,11 @@ static void print_text(const px_ctx *x, const hp_stats *s, const char *dir, doub
     char label[64];
     snprintf(label, sizeof label, "proxy (%s, %s)", rd_type_name(x->reader), dir);
     tl_print(stdout, label, &x->tally, seconds);
-    printf("  calls: %llu (%llu ended by the proxy, %llu cancelled) on %llu connections, "
+    printf("  calls: %llu (%llu ended by the proxy, %llu of them to free a connection's window "
+           "full of incomplete messages; %llu cancelled) on %llu connections, "
            "%llu to the server; %llu connections ended by an error\n",
            (unsigned long long)s->calls, (unsigned long long)s->calls_failed,
+           (unsigned long long)s->window_failed,
            (unsigned long long)s->calls_cancelled, (unsigned long long)s->connections,
            (unsigned long long)s->upstream_connections,
            (unsigned long long)s->connections_failed);

@@ -2116,6 +2116,40 @@ static bool take(hp_conn *c, const uint8_t *p, size_t n)
     return true;
 }
 
+/* The sender's window on c is spent, no credit is left to announce, and
+ * every byte c holds belongs to a message not yet whole (calls sending
+ * messages of the largest size side by side, more of them than the
+ * connection's window holds): none can become whole, so none would give
+ * credit back, and every call on c would wait, the shared connection to
+ * the server included. The call whose message holds the most is failed
+ * (RESOURCE_EXHAUSTED, window_failed counts it): its bytes go back, and
+ * the others go on. */
+static void window_deadlock(hp_conn *c)
+{
+    if (c->s == NULL || c->unreturned == 0 || nghttp2_session_get_local_window_size(c->s) != 0 ||
+        nghttp2_session_get_effective_recv_data_length(c->s) > (int64_t)c->unreturned)
+        return;
+    int side = c->upstream ? SIDE_U : SIDE_D;
+    uint64_t incomplete = 0, most = 0;
+    hp_call *worst = NULL;
+    for (hp_call *k = c->calls; k != NULL; k = k->next[side]) {
+        hp_half *h = half_from(c, k);
+        uint64_t held = h->cur != NULL ? h->cur->credit : 0;
+        incomplete += held;
+        if (held > most)
+            most = held, worst = k;
+    }
+    if (worst == NULL || incomplete < c->unreturned)
+        return; /* a whole message holds some: its credit comes back once it is written */
+    c->e->st.window_failed++;
+    engine_log(c->e, "%s: the connection's flow-control window is full of messages not yet whole; "
+                     "failing the call holding the most (%llu bytes)",
+               c->upstream ? "server" : c->peer, (unsigned long long)most);
+    call_fail(worst, 8,
+              "proxy: too many large messages at once on one connection: its flow-control "
+              "window filled before any was whole");
+}
+
 /* nghttp2 read what a read brought: the ring goes back as far as it can,
  * and the connection is pumped when its session has frames to send (its
  * SETTINGS or PING acknowledgements, WINDOW_UPDATEs) or nothing more to
@@ -2126,6 +2160,7 @@ static void read_done(hp_conn *c)
     c->parsed = c->ring.consumed + c->ring.len;
     conn_advance(c);
     credit_check(c, 0, c->unreturned);
+    window_deadlock(c);
     if (nghttp2_session_want_write(c->s) || !nghttp2_session_want_read(c->s))
         mark_dirty(c);
 }
@@ -2895,6 +2930,7 @@ void hp_stats_add(hp_stats *sum, const hp_stats *s)
     sum->upstream_connections += s->upstream_connections;
     sum->calls += s->calls;
     sum->calls_failed += s->calls_failed;
+    sum->window_failed += s->window_failed;
     sum->calls_cancelled += s->calls_cancelled;
     for (int d = 0; d < 2; d++) {
         sum->messages[d] += s->messages[d];

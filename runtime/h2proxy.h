@@ -75,8 +75,10 @@
  * message of up to 4 MiB arrives whole after smaller ones given back short
  * of half the stream's window. A message's credit goes back only once it
  * is whole, so HP_CONN_WINDOW holds three messages of the largest size
- * arriving at once on one connection; more can hold the whole window
- * before any is whole, and the connection waits for their calls to end. Bounds: per stream, HP_STREAM_WINDOW (one
+ * arriving at once on one connection; more can fill the window before
+ * any is whole: then, since nothing could give credit back, the call
+ * whose message holds the most is failed (RESOURCE_EXHAUSTED,
+ * window_failed) and its credit given back, and the others go on. Bounds: per stream, HP_STREAM_WINDOW (one
  * largest message and its framing) and its call's record and header
  * blocks; per
  * connection, its ring (HP_RING bytes of address space; resident are the
@@ -196,6 +198,8 @@ typedef struct {
     uint64_t upstream_connections; /* connections opened to the server */
     uint64_t calls;                /* calls begun */
     uint64_t calls_failed;         /* ended by the proxy: malformed, refused, unavailable */
+    uint64_t window_failed;        /* of them, failed to free a connection's window that
+                                      messages not yet whole filled (RESOURCE_EXHAUSTED) */
     uint64_t calls_cancelled;      /* reset by a client or the server, or at the stop */
     uint64_t messages[2];          /* messages seen: [0] requests, [1] responses */
     uint64_t kept[2];              /* of them kept */

@@ -899,6 +899,83 @@ START_TEST(largest_messages_side_by_side_arrive)
 }
 END_TEST
 
+/* Calls of the largest messages, more than a connection's window holds
+ * while none is whole, all end: n calls, each sending one message of 4 MiB
+ * in 16 KiB frames, on one client connection (one_conn) or each on its own
+ * (then their answers, 4 MiB each, meet on the proxy's one connection to
+ * the server). Each call gets its message back, or RESOURCE_EXHAUSTED where
+ * the proxy failed it to free the window (none waits for a deadline); the
+ * number failed is what window_failed counts, and some get through. (A
+ * sender that takes turns spreads the credit freed over the calls left, so
+ * six on one connection lose three: the window holds three whole.) */
+static void largest_side_by_side(int n, bool one_conn)
+{
+    enum { MAX = 8, BIG = HP_MAX_MESSAGE };
+    REQUIRE(n <= MAX);
+    rig r;
+    rig_start(&r, true);
+    size_t len = 5 + BIG;
+    uint8_t *in[MAX];
+    call c[MAX];
+    client cl[MAX];
+    memset(c, 0, sizeof c);
+    int nconn = one_conn ? 1 : n;
+    for (int i = 0; i < nconn; i++) {
+        client_open(&cl[i], r.addr);
+        cl[i].open = 0;
+    }
+    for (int i = 0; i < n; i++) {
+        in[i] = malloc(len);
+        REQUIRE(in[i] != NULL);
+        kept_frame(in[i], BIG, (char)('a' + i));
+        c[i].req = (hc_body){.p = in[i], .len = len, .cut = 16384};
+        snprintf(c[i].st.status, sizeof c[i].st.status, "-");
+        client *to = &cl[one_conn ? 0 : i];
+        to->open++;
+        REQUIRE(hc_submit(to->s, "/t.T/Echo", "t", &c[i].req, &c[i]) > 0);
+    }
+    double t0 = mono_s();
+    for (int open = n; open > 0 && mono_s() - t0 < T_MS / 1000.0;) {
+        open = 0;
+        for (int i = 0; i < nconn; i++)
+            if (cl[i].open > 0) {
+                peer_round(cl[i].s, cl[i].fd, 5);
+                open += cl[i].open;
+            }
+    }
+    int failed = 0;
+    for (int i = 0; i < n; i++) {
+        bool back = echoed(&c[i], in[i], len);
+        REQUIREF(c[i].closed && (back || strcmp(c[i].st.status, "8") == 0),
+                 "call %d of %d: %s, status %s, %zu bytes back of %zu", i, n,
+                 c[i].closed ? "ended" : "still open", c[i].st.status, c[i].got_len, len);
+        failed += !back;
+    }
+    for (int i = 0; i < nconn; i++)
+        client_close(&cl[i]);
+    for (int i = 0; i < n; i++) {
+        call_free(&c[i]);
+        free(in[i]);
+    }
+    hp_stats st = rig_stop(&r);
+    REQUIREF(st.window_failed == (uint64_t)failed && st.calls_failed == (uint64_t)failed &&
+                 failed < n,
+             "%d of %d calls failed; window_failed %llu, calls_failed %llu", failed, n,
+             (unsigned long long)st.window_failed, (unsigned long long)st.calls_failed);
+}
+
+START_TEST(largest_messages_more_than_a_window_end)
+{
+    largest_side_by_side(6, true);
+}
+END_TEST
+
+START_TEST(largest_answers_more_than_a_window_end)
+{
+    largest_side_by_side(8, false);
+}
+END_TEST
+
 /* Rounds of random calls side by side on one connection: each sends
  * messages of random sizes (mostly small, some up to 1 MiB), half of
  * them dropped (at random), in DATA frames cut at a random size; the judge
@@ -1456,6 +1533,8 @@ static Suite *h2proxy_suite(void)
     tcase_add_test(t, largest_messages_side_by_side_arrive);
     tcase_add_test(t, random_calls_side_by_side_arrive);
     tcase_add_test(t, random_answers_side_by_side_arrive);
+    tcase_add_test(t, largest_messages_more_than_a_window_end);
+    tcase_add_test(t, largest_answers_more_than_a_window_end);
     tcase_add_test(t, refused_message_ends_its_call_only);
     tcase_add_test(t, malformed_messages);
     tcase_add_test(t, server_not_there_is_unavailable);
