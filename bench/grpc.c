@@ -1251,7 +1251,7 @@ static void lat_percentiles(scale_row *r, double *p50, double *p99)
 }
 
 /* One latency line: each percentile the median over n runs; through the
- * proxy, less direct's (d). */
+ * proxy, less direct's (d); direct's (d NULL) into out. */
 static void lat_print(const bn_opts *o, const char *c, int workers, int busy_us, int streams,
                       size_t samples, double *p50s, double *p99s, int n, const double *d,
                       double *out)
@@ -1259,8 +1259,8 @@ static void lat_print(const bn_opts *o, const char *c, int workers, int busy_us,
     qsort(p50s, (size_t)n, sizeof *p50s, by_double);
     qsort(p99s, (size_t)n, sizeof *p99s, by_double);
     double p50 = p50s[n / 2], p99 = p99s[n / 2];
-    out[0] = p50;
-    out[1] = p99;
+    if (d == NULL)
+        out[0] = p50, out[1] = p99;
     if (o->json) {
         printf("{\"bench\":\"grpc-scale\",\"kind\":\"latency\",\"case\":\"%s\",\"workers\":%d,"
                "\"busy_poll_us\":%d,\"streams\":%d,\"samples\":%zu,\"reps\":%d,"
@@ -1385,10 +1385,10 @@ int bench_grpc_scale(const bn_opts *o)
                 }
                 free(r.lat);
             }
-        double d[2], x[2];
+        double d[2]; /* direct's, the first case */
         for (int c = 0; c < LAT_CASES && rc == 0; c++)
             lat_print(o, lat_case[c], c > 0, c == 2 ? LAT_BUSY_US : 0, lat_streams[li], samples,
-                      p50[c], p99[c], reps, c > 0 ? d : NULL, c > 0 ? x : d);
+                      p50[c], p99[c], reps, c > 0 ? d : NULL, d);
     }
 out:
     stop(server);

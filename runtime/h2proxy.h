@@ -78,11 +78,12 @@
  * arriving at once on one connection; more can fill the window before
  * any is whole: then, since nothing could give credit back, the call
  * whose message holds the most is failed (RESOURCE_EXHAUSTED,
- * window_failed) and its credit given back, and the others go on. Bounds: per stream, HP_STREAM_WINDOW (one
- * largest message and its framing) and its call's record and header
- * blocks; per
- * connection, its ring (HP_RING bytes of address space; resident are the
- * pages written since the connection was last quiet: the ring starts over
+ * window_failed) and its credit given back, and the others go on.
+ *
+ * Bounds: per stream, HP_STREAM_WINDOW (one largest message and its
+ * framing) and its call's record and header blocks; per connection, its
+ * ring (HP_RING bytes of address space; resident are the pages written
+ * since the connection was last quiet: the ring starts over
  * at its front whenever it holds nothing, and a connection that read
  * nothing for a second or two while holding nothing gives its ring's pages
  * back, ring_bytes_released), plus, when a stalled stream's oldest
