@@ -580,7 +580,9 @@ STALE := $(filter-out $(DEP_FILES:.d=.o) $(DEP_FILES:.d=), \
   $(wildcard $(BUILD)/obj/*/*.o $(BUILD)/obj/tests/support/demo/*.o $(BUILD)/tests/test_* \
     $(foreach d,$(RT_DIRS),$(d)/obj/runtime/*.o $(d)/obj/tests/support/*.o \
       $(d)/obj/tests/unit/*.o)))
-STALE := $(filter-out %.d %.a %.log %.time,$(STALE))
+# (the suites linked from objects, MODEL_TESTS, have their record in their
+# objects' .d)
+STALE := $(filter-out %.d %.a %.log %.time $(MODEL_TESTS),$(STALE))
 $(STALE): FORCE
 .PHONY: FORCE
 FORCE:
