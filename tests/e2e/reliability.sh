@@ -162,7 +162,7 @@ check "run: the report says the upstream cycles a pool and gives its max RSS" \
 "$demo" gen --count 300 --seed 3 >"$tmp/gen300"
 start up upstream --listen 127.0.0.1:0 --count 1000 --pool 300 --seed 3
 ua=$(addr_of "$tmp/up.out")
-$T python3 -c '
+$T "$py" -c '
 import socket, sys
 h, p = sys.argv[1].rsplit(":", 1)
 s = socket.create_connection((h, int(p)))
@@ -174,7 +174,7 @@ with open(sys.argv[2], "wb") as f:
         f.write(b)
 ' "$ua" "$tmp/cycled"
 wait
-python3 - "$tmp/gen300" "$tmp/cycled" <<'PY'
+"$py" - "$tmp/gen300" "$tmp/cycled" <<'PY'
 import sys
 g = open(sys.argv[1], 'rb').read(); c = open(sys.argv[2], 'rb').read()
 frames, at = [], 0
@@ -193,7 +193,7 @@ check "upstream --count 1000 --pool 300: gen's 300 messages, cycled" test $? -eq
 # STREAM (only those judged keep, when VERDICTS is given) hold BYTES bytes;
 # for the upstream, BYTES may end inside the next frame.
 consistent() {
-    python3 - "$@" <<'PY'
+    "$py" - "$@" <<'PY'
 import sys
 data = open(sys.argv[1], 'rb').read()
 b, m = int(sys.argv[2]), int(sys.argv[3])
@@ -246,7 +246,7 @@ done
 # the verdicts `judge --verify json` and `--verify schema` must give (keep:
 # the base's "Incident keep"), the code `check --level schema` must name,
 # and the verdict of `--verify off` (the json one's, except where given).
-python3 - "$demo" "$tmp" <<'PY'
+"$py" - "$demo" "$tmp" <<'PY'
 import re, struct, subprocess, sys
 demo, tmp = sys.argv[1], sys.argv[2]
 raw = subprocess.run([demo, 'gen', '--count', '200', '--seed', '4', '--size', '2'],

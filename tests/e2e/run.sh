@@ -222,7 +222,7 @@ check "run --compress gzip --json: compression_ratio and inflate_ns_per_msg" \
 # --grpc-encoding gzip keeps, and forwards those frames as they came.
 "$demo" gen --count 3000 --seed 5 --compress gzip --compress-ratio 0.5 >"$tmp/mix"
 "$demo" judge --grpc-encoding gzip <"$tmp/mix" >"$tmp/mix.judge"
-python3 - "$tmp/mix" "$tmp/mix.judge" "$tmp/mix.want" <<'PY'
+"$py" - "$tmp/mix" "$tmp/mix.judge" "$tmp/mix.want" <<'PY'
 import sys
 data = open(sys.argv[1], 'rb').read()
 verdicts = open(sys.argv[2]).read().split('\n')
