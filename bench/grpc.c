@@ -24,6 +24,7 @@
  * nine tenths (the free lists have grown to what the calls in flight need
  * at once by then; snapshots when those messages pass the judge). */
 #include <errno.h>
+#include <stdatomic.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -32,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/mman.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -209,6 +211,31 @@ static int nonblock_nodelay(int fd)
     return fl < 0 ? -1 : fcntl(fd, F_SETFL, fl | O_NONBLOCK);
 }
 
+/* ---- one way: each message's time from sender to receiver
+ *
+ * In the latency rows each request message carries when the client sent it
+ * and the client's call (its slot); the server, a child forked after this
+ * mapping was made (MAP_SHARED), notes how long the request took to reach it
+ * and when it began the answer for that slot; the client, when the answer is
+ * whole, how long the answer took. Both ends read CLOCK_MONOTONIC (bn_now),
+ * the machine's one clock. Requests are forwarded unjudged, answers judged. */
+#define LAT_SLOTS 256      /* client calls measured (calls past them: round trips only) */
+#define LAT_CAP 65536      /* one-way samples kept a run, each direction */
+#define LAT_REQ_LEN 12     /* a request message's payload: the time sent, the slot */
+typedef struct {
+    _Atomic double answered[LAT_SLOTS]; /* when the server began each slot's answer */
+    atomic_size_t nreq, nans;
+    double req[LAT_CAP], ans[LAT_CAP]; /* seconds, in arrival order */
+} lat_shared;
+static lat_shared *lat_sh; /* NULL: not measured (no request carries a time) */
+
+static void lat_note(double *to, atomic_size_t *n, double secs)
+{
+    size_t i = atomic_fetch_add(n, 1);
+    if (i < LAT_CAP)
+        to[i] = secs;
+}
+
 /* ---- the server */
 
 typedef struct {
@@ -217,8 +244,12 @@ typedef struct {
     size_t at; /* bytes of the current message sent */
     /* x-echo: a kept message back for each request message (ping-pong) */
     bool echo, req_done, responding;
-    uint64_t req_bytes, owed;
+    uint64_t owed;
     size_t cur;
+    /* the request message being read: its prefix and payload so far */
+    uint8_t rq[5 + LAT_REQ_LEN];
+    uint32_t rq_have, rq_need;
+    int slot; /* the client's call the last request came from (-1: none) */
 } srv_stream;
 
 /* Echo mode: one kept message of the pool for each (empty, 5-byte) request
@@ -236,6 +267,8 @@ static ssize_t srv_echo_read(nghttp2_session *s, int32_t sid, uint8_t *buf, size
             return 0;
         }
         st->cur = st->pool->kept[st->next++ % st->pool->nkept];
+        if (lat_sh != NULL && st->slot >= 0)
+            atomic_store(&lat_sh->answered[st->slot], bn_now());
     }
     size_t left = st->pool->len[st->cur] - st->at;
     size_t n = left < length ? left : length;
@@ -283,6 +316,7 @@ static int srv_begin(nghttp2_session *s, const nghttp2_frame *f, void *ud)
     if (st == NULL)
         return NGHTTP2_ERR_CALLBACK_FAILURE;
     st->pool = ud;
+    st->slot = -1;
     nghttp2_session_set_stream_user_data(s, f->hd.stream_id, st);
     return 0;
 }
@@ -321,20 +355,58 @@ static void srv_respond(nghttp2_session *s, int32_t sid, srv_stream *st)
     st->responding = true;
 }
 
-/* Echo mode: each 5 request bytes are one empty message, owed an answer. */
+/* A whole request message (prefix and payload in st->rq, as much of the
+ * payload as fits): owed an answer; in the latency rows, its one-way time. */
+static void srv_request(srv_stream *st)
+{
+    st->owed++;
+    if (lat_sh == NULL || st->rq_have != 5 + LAT_REQ_LEN)
+        return;
+    double sent;
+    uint32_t slot;
+    memcpy(&sent, st->rq + 5, sizeof sent);
+    memcpy(&slot, st->rq + 5 + sizeof sent, sizeof slot);
+    lat_note(lat_sh->req, &lat_sh->nreq, bn_now() - sent);
+    st->slot = slot < LAT_SLOTS ? (int)slot : -1;
+}
+
+/* Echo mode: each request message is owed an answer. */
 static int srv_chunk(nghttp2_session *s, uint8_t flags, int32_t sid, const uint8_t *d, size_t n,
                      void *ud)
 {
     (void)flags;
-    (void)d;
     (void)ud;
     srv_stream *st = nghttp2_session_get_stream_user_data(s, sid);
     if (st == NULL || !st->echo)
         return 0;
-    uint64_t before = st->req_bytes / 5;
-    st->req_bytes += n;
-    st->owed += st->req_bytes / 5 - before;
-    if (st->responding)
+    uint64_t owed = st->owed;
+    while (n > 0) {
+        if (st->rq_have < 5) {
+            st->rq[st->rq_have++] = *d++;
+            n--;
+            if (st->rq_have == 5) {
+                st->rq_need = (uint32_t)st->rq[1] << 24 | (uint32_t)st->rq[2] << 16 |
+                              (uint32_t)st->rq[3] << 8 | st->rq[4];
+                if (st->rq_need == 0) {
+                    srv_request(st);
+                    st->rq_have = 0;
+                }
+            }
+            continue;
+        }
+        size_t t = n < st->rq_need ? n : st->rq_need;
+        size_t room = sizeof st->rq - st->rq_have, keep = t < room ? t : room;
+        memcpy(st->rq + st->rq_have, d, keep);
+        st->rq_have += (uint32_t)keep;
+        st->rq_need -= (uint32_t)t;
+        d += t;
+        n -= t;
+        if (st->rq_need == 0) {
+            srv_request(st);
+            st->rq_have = 0;
+        }
+    }
+    if (st->owed != owed && st->responding)
         nghttp2_session_resume_data(s, sid);
     return 0;
 }
@@ -440,6 +512,7 @@ typedef struct {
     uint64_t want;
     double t_sent;
     bool to_send, finish;
+    uint32_t slot; /* the call's index */
 } cl_stream;
 
 typedef struct {
@@ -463,10 +536,17 @@ static ssize_t cl_echo_body(nghttp2_session *s, int32_t sid, uint8_t *buf, size_
     (void)length;
     cl_stream *st = src->ptr;
     if (st->to_send) {
+        /* one message: in the latency rows, of the time sent and the call */
+        size_t n = lat_sh != NULL && length >= 5 + LAT_REQ_LEN ? LAT_REQ_LEN : 0;
         st->to_send = false;
         memset(buf, 0, 5);
+        buf[4] = (uint8_t)n;
         st->t_sent = bn_now();
-        return 5;
+        if (n != 0) {
+            memcpy(buf + 5, &st->t_sent, sizeof st->t_sent);
+            memcpy(buf + 5 + sizeof st->t_sent, &st->slot, sizeof st->slot);
+        }
+        return (ssize_t)(5 + n);
     }
     if (st->finish) {
         *flags |= NGHTTP2_DATA_FLAG_EOF;
@@ -483,8 +563,14 @@ static void cl_message(nghttp2_session *s, int32_t sid, cl_run *r, cl_stream *st
     st->have = 0;
     if (!r->echo)
         return;
+    double now = bn_now();
     if (r->nlat < r->cap)
-        r->lat[r->nlat++] = bn_now() - st->t_sent;
+        r->lat[r->nlat++] = now - st->t_sent;
+    if (lat_sh != NULL && st->slot < LAT_SLOTS) {
+        double began = atomic_load(&lat_sh->answered[st->slot]);
+        if (began > 0)
+            lat_note(lat_sh->ans, &lat_sh->nans, now - began);
+    }
     if (st->msgs < st->want)
         st->to_send = true;
     else
@@ -632,6 +718,7 @@ static double load_n(uint16_t port, int streams, int conns, uint64_t count, uint
         };
         cl_stream *st = &r.st[i];
         st->status = -1;
+        st->slot = (uint32_t)i;
         st->want = share;
         st->to_send = share > 0;
         st->finish = share == 0;
@@ -1174,6 +1261,10 @@ static bool scale_run(scale_row *r, uint64_t count, size_t lat_cap, uint16_t spo
     uint64_t k, b;
     uint64_t warm = count / 10 > (uint64_t)r->streams ? count / 10 : (uint64_t)r->streams;
     bool ok = load_n(port, r->streams, r->conns, warm, 0, r->lat, lat_cap, &r->nlat, &k, &b) >= 0;
+    if (lat_sh != NULL) { /* the warm-up's calls all ended: nothing more is noted for them */
+        atomic_store(&lat_sh->nreq, 0);
+        atomic_store(&lat_sh->nans, 0);
+    }
     double c0 = cpu_seconds(RUSAGE_SELF);
     double t = ok ? load_n(port, r->streams, r->conns, count, 7, r->lat, lat_cap, &r->nlat,
                            &r->msgs, &b)
@@ -1242,41 +1333,78 @@ static void scale_print(const bn_opts *o, scale_row *reps, int n, uint64_t count
     fflush(stdout);
 }
 
-/* The p50 and p99 of a run's round trips, microseconds. */
-static void lat_percentiles(scale_row *r, double *p50, double *p99)
+/* The p50 and p99 of n samples (seconds; sorted here), microseconds. */
+static void percentiles(double *v, size_t n, double *p50, double *p99)
 {
-    qsort(r->lat, r->nlat, sizeof *r->lat, by_double);
-    *p50 = r->lat[r->nlat / 2] * 1e6;
-    *p99 = r->lat[r->nlat * 99 / 100] * 1e6;
+    qsort(v, n, sizeof *v, by_double);
+    *p50 = n > 0 ? v[n / 2] * 1e6 : 0;
+    *p99 = n > 0 ? v[n * 99 / 100] * 1e6 : 0;
 }
 
-/* One latency line: each percentile the median over n runs; through the
- * proxy, less direct's (d); direct's (d NULL) into out. */
-static void lat_print(const bn_opts *o, const char *c, int workers, int busy_us, int streams,
-                      size_t samples, double *p50s, double *p99s, int n, const double *d,
-                      double *out)
+/* A latency case's percentiles, microseconds, one run's or (lat_print)
+ * the median over the runs: the round trip, and each direction's one way. */
+enum { LP_RT50, LP_RT99, LP_RQ50, LP_RQ99, LP_AN50, LP_AN99, LP_NRQ, LP_NAN, LP_N };
+
+/* One run's: its round trips and what lat_sh gathered. */
+static void lat_percentiles(scale_row *r, double *p)
 {
-    qsort(p50s, (size_t)n, sizeof *p50s, by_double);
-    qsort(p99s, (size_t)n, sizeof *p99s, by_double);
-    double p50 = p50s[n / 2], p99 = p99s[n / 2];
-    if (d == NULL)
-        out[0] = p50, out[1] = p99;
+    percentiles(r->lat, r->nlat, &p[LP_RT50], &p[LP_RT99]);
+    size_t nrq = atomic_load(&lat_sh->nreq), nan = atomic_load(&lat_sh->nans);
+    nrq = nrq < LAT_CAP ? nrq : LAT_CAP;
+    nan = nan < LAT_CAP ? nan : LAT_CAP;
+    percentiles(lat_sh->req, nrq, &p[LP_RQ50], &p[LP_RQ99]);
+    percentiles(lat_sh->ans, nan, &p[LP_AN50], &p[LP_AN99]);
+    p[LP_NRQ] = (double)nrq;
+    p[LP_NAN] = (double)nan;
+}
+
+/* One latency line: each percentile the median over n runs (ps[run][LP_*]);
+ * through the proxy, less direct's (d); direct's (d NULL) into out. */
+static void lat_print(const bn_opts *o, const char *c, int workers, int busy_us, int streams,
+                      size_t samples, double (*ps)[LP_N], int n, const double *d, double *out)
+{
+    double m[LP_N], col[16];
+    for (int k = 0; k < LP_N; k++) {
+        for (int i = 0; i < n; i++)
+            col[i] = ps[i][k];
+        qsort(col, (size_t)n, sizeof *col, by_double);
+        m[k] = col[n / 2];
+        if (d == NULL)
+            out[k] = m[k];
+    }
     if (o->json) {
         printf("{\"bench\":\"grpc-scale\",\"kind\":\"latency\",\"case\":\"%s\",\"workers\":%d,"
                "\"busy_poll_us\":%d,\"streams\":%d,\"samples\":%zu,\"reps\":%d,"
-               "\"p50_us\":%.1f,\"p99_us\":%.1f",
-               c, workers, busy_us, streams, samples, n, p50, p99);
+               "\"p50_us\":%.1f,\"p99_us\":%.1f,\"request_p50_us\":%.1f,\"request_p99_us\":%.1f,"
+               "\"answer_p50_us\":%.1f,\"answer_p99_us\":%.1f,\"request_samples\":%.0f,"
+               "\"answer_samples\":%.0f",
+               c, workers, busy_us, streams, samples, n, m[LP_RT50], m[LP_RT99], m[LP_RQ50],
+               m[LP_RQ99], m[LP_AN50], m[LP_AN99], m[LP_NRQ], m[LP_NAN]);
         if (d != NULL)
-            printf(",\"added_p50_us\":%.1f,\"added_p99_us\":%.1f", p50 - d[0], p99 - d[1]);
+            printf(",\"added_p50_us\":%.1f,\"added_p99_us\":%.1f,"
+                   "\"request_added_p50_us\":%.1f,\"request_added_p99_us\":%.1f,"
+                   "\"answer_added_p50_us\":%.1f,\"answer_added_p99_us\":%.1f",
+                   m[LP_RT50] - d[LP_RT50], m[LP_RT99] - d[LP_RT99], m[LP_RQ50] - d[LP_RQ50],
+                   m[LP_RQ99] - d[LP_RQ99], m[LP_AN50] - d[LP_AN50], m[LP_AN99] - d[LP_AN99]);
         printf("}\n");
     } else {
-        printf("  %-11s %3d %7d  round trip p50 %.1f µs, p99 %.1f µs", c, workers, streams, p50,
-               p99);
+        printf("  %-11s %3d %7d  round trip p50 %.1f µs, p99 %.1f µs", c, workers, streams,
+               m[LP_RT50], m[LP_RT99]);
         if (d != NULL)
-            printf("; added p50 %.1f µs, p99 %.1f µs", p50 - d[0], p99 - d[1]);
+            printf("; added p50 %.1f µs, p99 %.1f µs", m[LP_RT50] - d[LP_RT50],
+                   m[LP_RT99] - d[LP_RT99]);
         if (busy_us > 0)
             printf("; busy polling %d µs", busy_us);
         printf("  (%zu samples, median of %d)\n", samples, n);
+        printf("  %-11s %3s %7s  one way: request p50 %.1f µs, p99 %.1f µs; answer p50 %.1f µs, "
+               "p99 %.1f µs (%.0f and %.0f samples)", "", "", "", m[LP_RQ50], m[LP_RQ99],
+               m[LP_AN50], m[LP_AN99], m[LP_NRQ], m[LP_NAN]);
+        if (d != NULL)
+            printf("; added per message: request p50 %.1f µs, p99 %.1f µs; answer p50 %.1f µs, "
+                   "p99 %.1f µs",
+                   m[LP_RQ50] - d[LP_RQ50], m[LP_RQ99] - d[LP_RQ99], m[LP_AN50] - d[LP_AN50],
+                   m[LP_AN99] - d[LP_AN99]);
+        printf("\n");
     }
     fflush(stdout);
 }
@@ -1318,8 +1446,10 @@ int bench_grpc_scale(const bn_opts *o)
     CPU_SET(listed[ncpu - 1], &one);
     sched_setaffinity(0, sizeof one, &one); /* the client, and the server forked next */
 
+    /* the one-way times: shared with the server forked next */
+    void *sh = mmap(NULL, sizeof *lat_sh, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     uint16_t sport;
-    pid_t server = server_start(&pool, &sport);
+    pid_t server = sh == MAP_FAILED ? -1 : (lat_sh = sh, server_start(&pool, &sport));
     int rc = 0;
     if (server < 0) {
         rc = 1;
@@ -1367,7 +1497,7 @@ int bench_grpc_scale(const bn_opts *o)
     enum { LAT_CASES = 3, LAT_BUSY_US = 100 };
     static const char *const lat_case[LAT_CASES] = {"direct", "optics", "optics-busy"};
     for (size_t li = 0; li < 2 && rc == 0 && !thr_only; li++) {
-        double p50[LAT_CASES][REPS], p99[LAT_CASES][REPS];
+        double ps[LAT_CASES][REPS][LP_N];
         size_t samples = 0;
         for (int rep = 0; rep < reps && rc == 0; rep++)
             for (int c = 0; c < LAT_CASES && rc == 0; c++) {
@@ -1380,18 +1510,21 @@ int bench_grpc_scale(const bn_opts *o)
                             lat_case[c], r.streams);
                     rc = 1;
                 } else {
-                    lat_percentiles(&r, &p50[c][rep], &p99[c][rep]);
+                    lat_percentiles(&r, ps[c][rep]);
                     samples = r.nlat;
                 }
                 free(r.lat);
             }
-        double d[2]; /* direct's, the first case */
+        double d[LP_N]; /* direct's, the first case */
         for (int c = 0; c < LAT_CASES && rc == 0; c++)
             lat_print(o, lat_case[c], c > 0, c == 2 ? LAT_BUSY_US : 0, lat_streams[li], samples,
-                      p50[c], p99[c], reps, c > 0 ? d : NULL, d);
+                      ps[c], reps, c > 0 ? d : NULL, d);
     }
 out:
     stop(server);
+    if (lat_sh != NULL)
+        munmap(lat_sh, sizeof *lat_sh);
+    lat_sh = NULL;
     sched_setaffinity(0, sizeof all, &all);
     free(pool.buf);
     po_free(&pol);
