@@ -252,8 +252,8 @@ typedef struct {
     int slot; /* the client's call the last request came from (-1: none) */
 } srv_stream;
 
-/* Echo mode: one kept message of the pool for each (empty, 5-byte) request
- * message, deferred until one arrives; trailers once the request ended. */
+/* Echo mode: one kept message of the pool for each request message,
+ * deferred until one arrives; trailers once the request ended. */
 static ssize_t srv_echo_read(nghttp2_session *s, int32_t sid, uint8_t *buf, size_t length,
                              uint32_t *flags, srv_stream *st)
 {
@@ -526,7 +526,8 @@ typedef struct {
     size_t nlat, cap;
 } cl_run;
 
-/* Echo mode's request body: one empty message when one is due. */
+/* Echo mode's request body: one message when one is due (empty, or in the
+ * latency rows the time sent and the call: lat_shared). */
 static ssize_t cl_echo_body(nghttp2_session *s, int32_t sid, uint8_t *buf, size_t length,
                             uint32_t *flags, nghttp2_data_source *src, void *ud)
 {
@@ -1108,10 +1109,12 @@ int bench_grpc(const bn_opts *o)
  * shares the peers' core. Throughput: S streams over min(S, 8) connections
  * (the kernel hashes each connection to one worker); the proxy's CPU time
  * per message (the process's, setup and warm-up included) and its peak
- * resident memory. Latency: 1 or 8 calls on one connection that each send an
- * empty request message and wait for its answer (a message the rules keep)
- * before the next, directly or through one worker, unpinned; the added
- * latency is the difference of the percentiles. TRIAGE_GRPC_SCALE=latency
+ * resident memory. Latency: 1 or 8 calls on one connection that each send a
+ * request message and wait for its answer (a message the rules keep) before
+ * the next, directly or through one worker, unpinned: the round trip, and
+ * each message's own time, one way (lat_shared: the request's payload is
+ * when it was sent and its call); the added latency is the difference of
+ * the percentiles. TRIAGE_GRPC_SCALE=latency
  * in the environment runs the latency rows alone, =throughput the others. */
 
 #define SCALE_MAX_WORKERS 16

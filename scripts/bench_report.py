@@ -105,7 +105,7 @@ def grpc_scale_section(w, rows):
                 " / ".join(str(x) for x in r.get("per_worker", [])) or "–"))
         w("")
     if lat:
-        w("Latency: 1 or 8 calls on one connection, each sending an empty request message and "
+        w("Latency: 1 or 8 calls on one connection, each sending a request message and "
           "waiting for its answer (a message the rules keep, judged on the way) before the "
           "next; the round trip directly and through one worker, nothing pinned; "
           "`optics-busy`: the worker busy polling (`proxy --busy-poll %d`: after events it "
