@@ -24,11 +24,11 @@
  * nine tenths (the free lists have grown to what the calls in flight need
  * at once by then; snapshots when those messages pass the judge). */
 #include <errno.h>
-#include <stdatomic.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
