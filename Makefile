@@ -408,8 +408,9 @@ $(MODEL_NAMES:%=model-build-%): model-build-%: fuzz-build
 # flags (MODEL_ONLY=1), then build the suites and the harnesses there. The
 # generated code of each schema is compiled at MODEL_OPT: unoptimised, it
 # compiles in a fifth of the time and runs its smoke tests a little slower
-# (make test-models: 94 -> 65 s CPU to build, 75 -> 82 s to run); the
-# runtime's objects are the fuzz build's (-O1).
+# (make test-models: 94 -> 65 s CPU to build, 75 -> 82 s to run). There
+# the runtime's objects are the fuzz build's (-O1); a model-check of one
+# schema alone compiles them at MODEL_OPT too.
 MODEL_OPT ?= -O0
 ifeq ($(MODEL_ONLY),)
 model-build model-check:
