@@ -410,20 +410,9 @@ static inline const uint8_t *next_impl(sk_cursor *c, const sk_firsts *f)
 
 const char *sk_impl_name(void) { return impl_name; }
 
-const uint8_t *sk_next(sk_cursor *c, const sk_firsts *f)
+const uint8_t *sk_next_walk(sk_cursor *c, const sk_firsts *f)
 {
-    if (c->fresh) {
-        /* the first member's key, before any block */
-        c->fresh = false;
-        const uint8_t *p = js_ws(c->p, c->end);
-        if (f != NULL && p + 1 < c->end && *p == '"') {
-            uint8_t b = p[1];
-            if (b == f->b[0] || b == f->b[1] || b == f->b[2] || b == f->b[3] || b == '\\') {
-                c->first = p;
-                return p;
-            }
-        }
-    } else if (c->first != NULL) {
+    if (c->first != NULL) {
         /* resumed inside the first key's string or after it: the blocks
          * start outside it (they start outside any string) */
         int n = js_short_plain_(c->first, c->end); /* a short plain key: no call */

@@ -80,7 +80,23 @@ static inline void sk_resume(sk_cursor *c, const uint8_t *p) { c->p = p; }
  * A wanted key is often an object's first (a union's tag is written
  * first): the first call looks at the first member's key before setting
  * up any block, and returns it when it is a candidate. */
-const uint8_t *sk_next(sk_cursor *c, const sk_firsts *f);
+const uint8_t *sk_next_walk(sk_cursor *c, const sk_firsts *f);
+static inline const uint8_t *sk_next(sk_cursor *c, const sk_firsts *f)
+{
+    if (c->fresh) {
+        /* the first member's key, before any block */
+        c->fresh = false;
+        const uint8_t *p = js_ws(c->p, c->end);
+        if (f != NULL && p + 1 < c->end && *p == '"') {
+            uint8_t b = p[1];
+            if (b == f->b[0] || b == f->b[1] || b == f->b[2] || b == f->b[3] || b == '\\') {
+                c->first = p;
+                return p;
+            }
+        }
+    }
+    return sk_next_walk(c, f);
+}
 
 /* The end of the object or array opened at open (one past its closer), or
  * NULL when it does not close before end. */
