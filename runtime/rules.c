@@ -1551,25 +1551,34 @@ void ru_subject_model(ru_subject *subj, const void *root)
     subj->n = 0;
 }
 
-static bool fill(ru_subject *subj, int i, op_value *out);
+/* A read hands back the cached value itself, never a copy: a scanner has
+ * just written part of it (an enum's 4 bytes, say), and a whole-value copy
+ * right after would have to wait for those stores (a load wider than the
+ * store it reads from is not forwarded); the field the rule reads is. */
+static const op_value *fill(ru_subject *subj, int i);
 
-static inline bool read_optic(ru_subject *subj, int i, op_value *out)
+/* Optic i's value in the current message, or NULL for a miss. */
+static inline const op_value *read_optic(ru_subject *subj, int i)
 {
-    if (subj->seen[i] == subj->gen) {
-        *out = subj->val[i];
-        return subj->hit[i];
-    }
-    return fill(subj, i, out);
+    if (subj->seen[i] == subj->gen)
+        return subj->hit[i] ? &subj->val[i] : NULL;
+    return fill(subj, i);
 }
 
 /* The bytes of base optic b of the current message for an optic read
  * through it: its value when read already (or seeded), else where it
  * starts, up to the message's end (sought once). */
-static bool base_bytes(ru_subject *subj, int b, op_value *out)
+static bool base_bytes(ru_subject *subj, int b, const uint8_t **p, size_t *n)
 {
     const op_optic *o = &subj->schema->optics[b];
-    if (subj->seen[b] == subj->gen || o->seek == NULL || !o->source_is_root)
-        return read_optic(subj, b, out);
+    if (subj->seen[b] == subj->gen || o->seek == NULL || !o->source_is_root) {
+        const op_value *v = read_optic(subj, b);
+        if (v == NULL)
+            return false;
+        *p = v->bytes.p;
+        *n = v->bytes.n;
+        return true;
+    }
     if (subj->sought[b] != subj->gen) {
         op_value v;
         subj->start[b] = o->seek(subj->p, subj->n, &v) ? v.bytes.p : NULL;
@@ -1578,63 +1587,64 @@ static bool base_bytes(ru_subject *subj, int b, op_value *out)
     }
     if (subj->start[b] == NULL)
         return false;
-    out->bytes.p = subj->start[b];
-    out->bytes.n = (size_t)(subj->p + subj->n - subj->start[b]);
+    *p = subj->start[b];
+    *n = (size_t)(subj->p + subj->n - subj->start[b]);
     return true;
 }
 
-/* Reads optic i (readable) and caches it; its base through the cache. */
-static bool fill(ru_subject *subj, int i, op_value *out)
+/* Reads optic i (readable) into the cache; its base through the cache. */
+static const op_value *fill(ru_subject *subj, int i)
 {
     const op_optic *o = &subj->schema->optics[i];
     void *scratch = subj->at[i] ? subj->scratch + subj->at[i] - 1 : NULL;
-    op_value v;
-    memset(&v, 0, sizeof v);
+    op_value *v = &subj->val[i];
+    memset(v, 0, sizeof *v);
     bool hit;
     if (o->source_is_root) {
-        hit = subj->model ? o->get(subj->root, &v) : o->scan(subj->p, subj->n, &v, scratch, subj->arena);
+        hit = subj->model ? o->get(subj->root, v) : o->scan(subj->p, subj->n, v, scratch, subj->arena);
+    } else if (subj->model) {
+        const op_value *b = read_optic(subj, o->base);
+        hit = b != NULL && o->get(b->ptr, v);
     } else {
-        op_value b;
-        hit = subj->model ? read_optic(subj, o->base, &b) && o->get(b.ptr, &v)
-                        : base_bytes(subj, o->base, &b) &&
-                              o->scan(b.bytes.p, b.bytes.n, &v, scratch, subj->arena);
+        const uint8_t *bp;
+        size_t bn;
+        hit = base_bytes(subj, o->base, &bp, &bn) && o->scan(bp, bn, v, scratch, subj->arena);
     }
     subj->reads++;
-    subj->val[i] = v;
     subj->hit[i] = hit;
     subj->seen[i] = subj->gen;
-    *out = v;
-    return hit;
+    return hit ? v : NULL;
 }
 
 bool ru_read(ru_subject *subj, int optic, op_value *out)
 {
     if (optic < 0 || optic >= subj->schema->noptics || !subj->can[optic])
         return false;
-    return read_optic(subj, optic, out);
+    const op_value *v = read_optic(subj, optic);
+    if (v != NULL)
+        *out = *v;
+    return v != NULL;
 }
 
-static inline bool read_path(const ru_rules *r, ru_subject *subj, const ru_path *p, op_value *out)
+/* A path's value (its optic's, then each .field step's, into tmp), or NULL. */
+static inline const op_value *read_path(const ru_rules *r, ru_subject *subj, const ru_path *p,
+                                        op_value *tmp)
 {
-    if (!read_optic(subj, p->optic, out))
-        return false;
-    for (int s = 0; s < p->nsteps; s++) {
-        op_value v;
-        if (!r->steps[p->step + s]->get(out->ptr, &v))
-            return false;
-        *out = v;
-    }
-    return true;
+    const op_value *v = read_optic(subj, p->optic);
+    for (int s = 0; s < p->nsteps && v != NULL; s++)
+        v = r->steps[p->step + s]->get(v->ptr, tmp) ? tmp : NULL; /* ptr read before tmp is written */
+    return v;
 }
 
 /* An enum, tag or bool in a set of cases: the commonest node, tested in
  * line by the && and || loops, without a call and a switch each. */
 static inline bool eval_set(const ru_rules *r, ru_subject *subj, const ru_node *n)
 {
-    op_value a;
-    if (!read_path(r, subj, &n->a, &a))
+    op_value t;
+    const op_value *a = read_path(r, subj, &n->a, &t);
+    if (a == NULL)
         return false;
-    unsigned x = n->cls == RC_BOOL ? (unsigned)a.b : (unsigned)a.e;
+    unsigned x = n->cls == RC_BOOL ? (unsigned)a->b : (unsigned)a->e;
     return x < (unsigned)n->nitems && (r->words[n->items + (int)(x / 64)] >> (x % 64) & 1u);
 }
 
@@ -1649,7 +1659,8 @@ static inline bool eval_kid(const ru_rules *r, ru_subject *subj, int k)
 static bool eval(const ru_rules *r, ru_subject *subj, int i)
 {
     const ru_node *n = &r->nodes[i];
-    op_value a, b;
+    op_value ta, tb;
+    const op_value *a, *b;
     switch (n->op) {
     case RN_AND:
         for (int k = n->kid; k >= 0; k = r->nodes[k].next)
@@ -1666,41 +1677,44 @@ static bool eval(const ru_rules *r, ru_subject *subj, int i)
     case RN_CONST:
         return n->mask != 0;
     case RN_HAS:
-        return read_path(r, subj, &n->a, &a);
+        return read_path(r, subj, &n->a, &ta) != NULL;
     case RN_TRUTH:
-        return read_path(r, subj, &n->a, &a) && a.b;
+        a = read_path(r, subj, &n->a, &ta);
+        return a != NULL && a->b;
     case RN_SET:
         return eval_set(r, subj, n);
     case RN_IN: {
-        if (!read_path(r, subj, &n->a, &a))
+        if ((a = read_path(r, subj, &n->a, &ta)) == NULL)
             return false;
         bool found = false;
         for (int k = 0; k < n->nitems && !found; k++) {
             const ru_item *it = &r->items[n->items + k];
             if (n->cls == RC_STR)
-                found = a.s.n == it->v.s.n && (a.s.n == 0 || memcmp(a.s.p, it->v.s.p, a.s.n) == 0);
+                found = a->s.n == it->v.s.n &&
+                        (a->s.n == 0 || memcmp(a->s.p, it->v.s.p, a->s.n) == 0);
             else
-                found = cmp_num(&a, n->af, &it->v, it->f, it->res) == O_EQ;
+                found = cmp_num(a, n->af, &it->v, it->f, it->res) == O_EQ;
         }
         return found != (n->mask != 0);
     }
     default: { /* RN_CMP */
-        if (!read_path(r, subj, &n->a, &a))
+        if ((a = read_path(r, subj, &n->a, &ta)) == NULL)
             return false;
         if (n->bpath) {
-            if (!read_path(r, subj, &n->b, &b))
+            if ((b = read_path(r, subj, &n->b, &tb)) == NULL)
                 return false;
         } else {
-            b = n->k;
+            b = &n->k;
         }
         unsigned out;
         switch (n->cls) {
-        case RC_NUM: out = cmp_num(&a, n->af, &b, n->bf, n->bpath ? 0 : n->kres); break;
+        case RC_NUM: out = cmp_num(a, n->af, b, n->bf, n->bpath ? 0 : n->kres); break;
         case RC_STR:
-            out = a.s.n == b.s.n && (a.s.n == 0 || memcmp(a.s.p, b.s.p, a.s.n) == 0) ? O_EQ : O_LT;
+            out = a->s.n == b->s.n && (a->s.n == 0 || memcmp(a->s.p, b->s.p, a->s.n) == 0) ? O_EQ
+                                                                                         : O_LT;
             break;
-        case RC_ENUM: out = a.e == b.e ? O_EQ : O_LT; break;
-        default: out = a.b == b.b ? O_EQ : O_LT; break;
+        case RC_ENUM: out = a->e == b->e ? O_EQ : O_LT; break;
+        default: out = a->b == b->b ? O_EQ : O_LT; break;
         }
         return (out & n->mask) != 0;
     }
