@@ -32,6 +32,17 @@ done
 if [ ${#missing[@]} -eq 0 ]; then
     exit 0
 fi
+# Without root, Jinja2 from elsewhere (pip, a virtualenv) serves as well:
+# scripts/python.sh finds whichever python3 has it.
+if [ "$(id -u)" -ne 0 ] && [[ " ${missing[*]} " == *" python3-jinja2 "* ]] &&
+    "$(dirname "$0")/python.sh" -c 'import jinja2' >/dev/null 2>&1; then
+    kept=()
+    for p in "${missing[@]}"; do
+        [ "$p" = python3-jinja2 ] || kept+=("$p")
+    done
+    missing=(${kept[@]+"${kept[@]}"})
+    [ ${#missing[@]} -eq 0 ] && exit 0
+fi
 echo "deps.sh: installing ${missing[*]}" >&2
 if [ "$(id -u)" -ne 0 ]; then
     echo "deps.sh: need root to install: apt-get install ${missing[*]}" >&2
