@@ -80,6 +80,8 @@ static inline void sk_resume(sk_cursor *c, const uint8_t *p) { c->p = p; }
  * A wanted key is often an object's first (a union's tag is written
  * first): the first call looks at the first member's key before setting
  * up any block, and returns it when it is a candidate. */
+/* sk_next past the first member: the blocks (out of line; sk_next's look at
+ * the first member is inline, a call saved where a wanted key comes first). */
 const uint8_t *sk_next_walk(sk_cursor *c, const sk_firsts *f);
 static inline const uint8_t *sk_next(sk_cursor *c, const sk_firsts *f)
 {
