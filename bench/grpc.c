@@ -1512,6 +1512,15 @@ int bench_grpc_scale(const bn_opts *o)
                     fprintf(stderr, "triage-bench grpc-scale: latency (%s, %d streams) failed\n",
                             lat_case[c], r.streams);
                     rc = 1;
+                } else if (atomic_load(&lat_sh->nreq) != r.nlat ||
+                           atomic_load(&lat_sh->nans) != r.nlat) {
+                    /* each round trip is one request and one answer, each timed */
+                    fprintf(stderr,
+                            "triage-bench grpc-scale: latency (%s, %d streams): %zu round trips "
+                            "but %zu requests and %zu answers timed one way\n",
+                            lat_case[c], r.streams, r.nlat, atomic_load(&lat_sh->nreq),
+                            atomic_load(&lat_sh->nans));
+                    rc = 1;
                 } else {
                     lat_percentiles(&r, ps[c][rep]);
                     samples = r.nlat;
