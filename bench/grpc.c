@@ -47,6 +47,7 @@
 
 #include "bench.h"
 #include "benches.h"
+#include "frames.h"
 #include "h2proxy.h"
 #include "issues.h"
 #include "net.h"
@@ -211,6 +212,48 @@ static int nonblock_nodelay(int fd)
     return fl < 0 ? -1 : fcntl(fd, F_SETFL, fl | O_NONBLOCK);
 }
 
+/* ---- gRPC messages out of DATA chunks (client and server alike) */
+
+/* A message being read: its 5-byte prefix, then its payload, of which the
+ * first bytes are kept in buf (a request's one-way stamp, below). */
+#define GM_KEEP 12
+typedef struct {
+    uint8_t buf[5 + GM_KEEP];
+    uint32_t have; /* bytes of the message in buf */
+    uint32_t need; /* payload bytes still to come, once the prefix is whole */
+} gm_reader;
+
+/* Reads from *d (*n bytes left) up to the end of a message: true when one
+ * ended (m->have of its bytes in m->buf); the next call starts the next. */
+static bool gm_take(gm_reader *m, const uint8_t **d, size_t *n)
+{
+    while (*n > 0) {
+        if (m->have >= 5 && m->need == 0)
+            m->have = 0; /* the last call ended a message */
+        if (m->have < 5) {
+            m->buf[m->have++] = *(*d)++;
+            --*n;
+            if (m->have == 5) {
+                m->need = (uint32_t)m->buf[1] << 24 | (uint32_t)m->buf[2] << 16 |
+                          (uint32_t)m->buf[3] << 8 | m->buf[4];
+                if (m->need == 0)
+                    return true;
+            }
+            continue;
+        }
+        size_t t = *n < m->need ? *n : m->need;
+        size_t room = sizeof m->buf - m->have, keep = t < room ? t : room;
+        memcpy(m->buf + m->have, *d, keep);
+        m->have += (uint32_t)keep;
+        m->need -= (uint32_t)t;
+        *d += t;
+        *n -= t;
+        if (m->need == 0)
+            return true;
+    }
+    return false;
+}
+
 /* ---- one way: each message's time from sender to receiver
  *
  * In the latency rows each request message carries when the client sent it
@@ -221,7 +264,7 @@ static int nonblock_nodelay(int fd)
  * the machine's one clock. Requests are forwarded unjudged, answers judged. */
 #define LAT_SLOTS 256      /* client calls measured (calls past them: round trips only) */
 #define LAT_CAP 65536      /* one-way samples kept a run, each direction */
-#define LAT_REQ_LEN 12     /* a request message's payload: the time sent, the slot */
+#define LAT_REQ_LEN GM_KEEP /* a request message's payload: the time sent, the slot */
 typedef struct {
     _Atomic double answered[LAT_SLOTS]; /* when the server began each slot's answer */
     atomic_size_t nreq, nans;
@@ -246,9 +289,7 @@ typedef struct {
     bool echo, req_done, responding;
     uint64_t owed;
     size_t cur;
-    /* the request message being read: its prefix and payload so far */
-    uint8_t rq[5 + LAT_REQ_LEN];
-    uint32_t rq_have, rq_need;
+    gm_reader rq; /* the request message being read */
     int slot; /* the client's call the last request came from (-1: none) */
 } srv_stream;
 
@@ -355,17 +396,17 @@ static void srv_respond(nghttp2_session *s, int32_t sid, srv_stream *st)
     st->responding = true;
 }
 
-/* A whole request message (prefix and payload in st->rq, as much of the
- * payload as fits): owed an answer; in the latency rows, its one-way time. */
+/* A whole request message (st->rq): owed an answer; in the latency rows,
+ * its one-way time. */
 static void srv_request(srv_stream *st)
 {
     st->owed++;
-    if (lat_sh == NULL || st->rq_have != 5 + LAT_REQ_LEN)
+    if (lat_sh == NULL || st->rq.have != 5 + LAT_REQ_LEN)
         return;
     double sent;
     uint32_t slot;
-    memcpy(&sent, st->rq + 5, sizeof sent);
-    memcpy(&slot, st->rq + 5 + sizeof sent, sizeof slot);
+    memcpy(&sent, st->rq.buf + 5, sizeof sent);
+    memcpy(&slot, st->rq.buf + 5 + sizeof sent, sizeof slot);
     lat_note(lat_sh->req, &lat_sh->nreq, bn_now() - sent);
     st->slot = slot < LAT_SLOTS ? (int)slot : -1;
 }
@@ -380,32 +421,8 @@ static int srv_chunk(nghttp2_session *s, uint8_t flags, int32_t sid, const uint8
     if (st == NULL || !st->echo)
         return 0;
     uint64_t owed = st->owed;
-    while (n > 0) {
-        if (st->rq_have < 5) {
-            st->rq[st->rq_have++] = *d++;
-            n--;
-            if (st->rq_have == 5) {
-                st->rq_need = (uint32_t)st->rq[1] << 24 | (uint32_t)st->rq[2] << 16 |
-                              (uint32_t)st->rq[3] << 8 | st->rq[4];
-                if (st->rq_need == 0) {
-                    srv_request(st);
-                    st->rq_have = 0;
-                }
-            }
-            continue;
-        }
-        size_t t = n < st->rq_need ? n : st->rq_need;
-        size_t room = sizeof st->rq - st->rq_have, keep = t < room ? t : room;
-        memcpy(st->rq + st->rq_have, d, keep);
-        st->rq_have += (uint32_t)keep;
-        st->rq_need -= (uint32_t)t;
-        d += t;
-        n -= t;
-        if (st->rq_need == 0) {
-            srv_request(st);
-            st->rq_have = 0;
-        }
-    }
+    while (gm_take(&st->rq, &d, &n))
+        srv_request(st);
     if (st->owed != owed && st->responding)
         nghttp2_session_resume_data(s, sid);
     return 0;
@@ -503,9 +520,7 @@ static void serve(int lfd, const frame_pool *pool)
 
 typedef struct {
     uint64_t msgs, bytes;
-    uint32_t need;  /* body bytes left of the current message */
-    uint8_t hdr[5];
-    uint8_t have;   /* prefix bytes of it received */
+    gm_reader rd;   /* the answer message being read */
     bool status_ok, done;
     int status;     /* grpc-status, -1 before it came */
     /* echo mode: one request out, its answer back, then the next */
@@ -540,8 +555,7 @@ static ssize_t cl_echo_body(nghttp2_session *s, int32_t sid, uint8_t *buf, size_
         /* one message: in the latency rows, of the time sent and the call */
         size_t n = lat_sh != NULL && length >= 5 + LAT_REQ_LEN ? LAT_REQ_LEN : 0;
         st->to_send = false;
-        memset(buf, 0, 5);
-        buf[4] = (uint8_t)n;
+        fr_put_header(buf, false, (uint32_t)n);
         st->t_sent = bn_now();
         if (n != 0) {
             memcpy(buf + 5, &st->t_sent, sizeof st->t_sent);
@@ -561,7 +575,6 @@ static void cl_message(nghttp2_session *s, int32_t sid, cl_run *r, cl_stream *st
 {
     st->msgs++;
     r->msgs++;
-    st->have = 0;
     if (!r->echo)
         return;
     double now = bn_now();
@@ -587,7 +600,7 @@ static ssize_t cl_body(nghttp2_session *s, int32_t sid, uint8_t *buf, size_t len
     (void)src;
     (void)ud;
     (void)length;
-    memset(buf, 0, 5); /* one empty request message */
+    fr_put_header(buf, false, 0); /* one empty request message */
     *flags |= NGHTTP2_DATA_FLAG_EOF;
     return 5;
 }
@@ -601,25 +614,8 @@ static int cl_chunk(nghttp2_session *s, uint8_t flags, int32_t sid, const uint8_
     if (st == NULL)
         return 0;
     r->bytes += n;
-    while (n > 0) {
-        if (st->have < 5) {
-            st->hdr[st->have++] = *d++;
-            n--;
-            if (st->have == 5) {
-                st->need = (uint32_t)st->hdr[1] << 24 | (uint32_t)st->hdr[2] << 16 |
-                           (uint32_t)st->hdr[3] << 8 | st->hdr[4];
-                if (st->need == 0)
-                    cl_message(s, sid, r, st);
-            }
-            continue;
-        }
-        size_t t = n < st->need ? n : st->need;
-        st->need -= (uint32_t)t;
-        d += t;
-        n -= t;
-        if (st->need == 0)
-            cl_message(s, sid, r, st);
-    }
+    while (gm_take(&st->rd, &d, &n))
+        cl_message(s, sid, r, st);
     return 0;
 }
 
@@ -1346,19 +1342,15 @@ static void percentiles(double *v, size_t n, double *p50, double *p99)
 
 /* A latency case's percentiles, microseconds, one run's or (lat_print)
  * the median over the runs: the round trip, and each direction's one way. */
-enum { LP_RT50, LP_RT99, LP_RQ50, LP_RQ99, LP_AN50, LP_AN99, LP_NRQ, LP_NAN, LP_N };
+enum { LP_RT50, LP_RT99, LP_RQ50, LP_RQ99, LP_AN50, LP_AN99, LP_N };
 
-/* One run's: its round trips and what lat_sh gathered. */
+/* One run's: its round trips and what lat_sh gathered, a request and an
+ * answer for each (the caller checked). */
 static void lat_percentiles(scale_row *r, double *p)
 {
     percentiles(r->lat, r->nlat, &p[LP_RT50], &p[LP_RT99]);
-    size_t nrq = atomic_load(&lat_sh->nreq), nan = atomic_load(&lat_sh->nans);
-    nrq = nrq < LAT_CAP ? nrq : LAT_CAP;
-    nan = nan < LAT_CAP ? nan : LAT_CAP;
-    percentiles(lat_sh->req, nrq, &p[LP_RQ50], &p[LP_RQ99]);
-    percentiles(lat_sh->ans, nan, &p[LP_AN50], &p[LP_AN99]);
-    p[LP_NRQ] = (double)nrq;
-    p[LP_NAN] = (double)nan;
+    percentiles(lat_sh->req, r->nlat, &p[LP_RQ50], &p[LP_RQ99]);
+    percentiles(lat_sh->ans, r->nlat, &p[LP_AN50], &p[LP_AN99]);
 }
 
 /* One latency line: each percentile the median over n runs (ps[run][LP_*]);
@@ -1366,7 +1358,7 @@ static void lat_percentiles(scale_row *r, double *p)
 static void lat_print(const bn_opts *o, const char *c, int workers, int busy_us, int streams,
                       size_t samples, double (*ps)[LP_N], int n, const double *d, double *out)
 {
-    double m[LP_N], col[16];
+    double m[LP_N], col[REPS];
     for (int k = 0; k < LP_N; k++) {
         for (int i = 0; i < n; i++)
             col[i] = ps[i][k];
@@ -1379,10 +1371,9 @@ static void lat_print(const bn_opts *o, const char *c, int workers, int busy_us,
         printf("{\"bench\":\"grpc-scale\",\"kind\":\"latency\",\"case\":\"%s\",\"workers\":%d,"
                "\"busy_poll_us\":%d,\"streams\":%d,\"samples\":%zu,\"reps\":%d,"
                "\"p50_us\":%.1f,\"p99_us\":%.1f,\"request_p50_us\":%.1f,\"request_p99_us\":%.1f,"
-               "\"answer_p50_us\":%.1f,\"answer_p99_us\":%.1f,\"request_samples\":%.0f,"
-               "\"answer_samples\":%.0f",
+               "\"answer_p50_us\":%.1f,\"answer_p99_us\":%.1f",
                c, workers, busy_us, streams, samples, n, m[LP_RT50], m[LP_RT99], m[LP_RQ50],
-               m[LP_RQ99], m[LP_AN50], m[LP_AN99], m[LP_NRQ], m[LP_NAN]);
+               m[LP_RQ99], m[LP_AN50], m[LP_AN99]);
         if (d != NULL)
             printf(",\"added_p50_us\":%.1f,\"added_p99_us\":%.1f,"
                    "\"request_added_p50_us\":%.1f,\"request_added_p99_us\":%.1f,"
@@ -1400,8 +1391,7 @@ static void lat_print(const bn_opts *o, const char *c, int workers, int busy_us,
             printf("; busy polling %d µs", busy_us);
         printf("  (%zu samples, median of %d)\n", samples, n);
         printf("  %-11s %3s %7s  one way: request p50 %.1f µs, p99 %.1f µs; answer p50 %.1f µs, "
-               "p99 %.1f µs (%.0f and %.0f samples)", "", "", "", m[LP_RQ50], m[LP_RQ99],
-               m[LP_AN50], m[LP_AN99], m[LP_NRQ], m[LP_NAN]);
+               "p99 %.1f µs", "", "", "", m[LP_RQ50], m[LP_RQ99], m[LP_AN50], m[LP_AN99]);
         if (d != NULL)
             printf("; added per message: request p50 %.1f µs, p99 %.1f µs; answer p50 %.1f µs, "
                    "p99 %.1f µs",
@@ -1512,7 +1502,7 @@ int bench_grpc_scale(const bn_opts *o)
                     fprintf(stderr, "triage-bench grpc-scale: latency (%s, %d streams) failed\n",
                             lat_case[c], r.streams);
                     rc = 1;
-                } else if (atomic_load(&lat_sh->nreq) != r.nlat ||
+                } else if (r.nlat > LAT_CAP || atomic_load(&lat_sh->nreq) != r.nlat ||
                            atomic_load(&lat_sh->nans) != r.nlat) {
                     /* each round trip is one request and one answer, each timed */
                     fprintf(stderr,
