@@ -26,22 +26,16 @@ fi
 missing=()
 status=$(dpkg-query -W -f='${Package} ${Status}\n' "${pkgs[@]}" 2>/dev/null || true)
 for p in "${pkgs[@]}"; do
-    [[ $'\n'$status$'\n' == *$'\n'"$p install ok installed"$'\n'* ]] || missing+=("$p")
+    [[ $'\n'$status$'\n' == *$'\n'"$p install ok installed"$'\n'* ]] && continue
+    # without root, Jinja2 from elsewhere (pip, a virtualenv) serves as well:
+    # scripts/python.sh finds whichever python3 has it
+    [ "$p" = python3-jinja2 ] && [ "$(id -u)" -ne 0 ] &&
+        "$(dirname "$0")/python.sh" -c 'import jinja2' >/dev/null 2>&1 && continue
+    missing+=("$p")
 done
 
 if [ ${#missing[@]} -eq 0 ]; then
     exit 0
-fi
-# Without root, Jinja2 from elsewhere (pip, a virtualenv) serves as well:
-# scripts/python.sh finds whichever python3 has it.
-if [ "$(id -u)" -ne 0 ] && [[ " ${missing[*]} " == *" python3-jinja2 "* ]] &&
-    "$(dirname "$0")/python.sh" -c 'import jinja2' >/dev/null 2>&1; then
-    kept=()
-    for p in "${missing[@]}"; do
-        [ "$p" = python3-jinja2 ] || kept+=("$p")
-    done
-    missing=(${kept[@]+"${kept[@]}"})
-    [ ${#missing[@]} -eq 0 ] && exit 0
 fi
 echo "deps.sh: installing ${missing[*]}" >&2
 if [ "$(id -u)" -ne 0 ]; then
