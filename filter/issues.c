@@ -24,8 +24,8 @@ iss_gen *iss_gen_new(int size)
     if (g == NULL)
         return NULL;
     g->size = size;
-    g->mem = malloc(GEN_ARENA);
-    g->frame = malloc(5 + (size_t)ISS_MAX_MESSAGE);
+    g->mem = ar_map(GEN_ARENA);
+    g->frame = ar_map(5 + (size_t)ISS_MAX_MESSAGE);
     g->root = calloc(1, tr_schema.types[tr_schema.root].size);
     if (g->mem == NULL || g->frame == NULL || g->root == NULL) {
         iss_gen_free(g);
@@ -39,12 +39,12 @@ void iss_gen_free(iss_gen *g)
 {
     if (g == NULL)
         return;
-    free(g->mem);
-    free(g->frame);
+    ar_unmap(g->mem, GEN_ARENA);
+    ar_unmap(g->frame, 5 + (size_t)ISS_MAX_MESSAGE);
     free(g->root);
     if (g->plain != NULL) {
         gz_deflater_destroy(&g->gz);
-        free(g->plain);
+        ar_unmap(g->plain, ISS_MAX_MESSAGE);
     }
     free(g);
 }
@@ -86,11 +86,11 @@ const uint8_t *iss_gen_frame(iss_gen *g, uint64_t seed, uint64_t i, bool detail_
 bool iss_gen_compress(iss_gen *g, double ratio)
 {
     if (ratio > 0 && g->plain == NULL) {
-        uint8_t *plain = malloc(ISS_MAX_MESSAGE);
+        uint8_t *plain = ar_map(ISS_MAX_MESSAGE);
         if (plain == NULL)
             return false;
         if (!gz_deflater_init(&g->gz, GZ_DEFAULT_LEVEL)) {
-            free(plain);
+            ar_unmap(plain, ISS_MAX_MESSAGE);
             return false;
         }
         g->plain = plain;

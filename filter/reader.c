@@ -74,7 +74,7 @@ rd_reader *rd_new(void)
     rd_reader *r = calloc(1, sizeof *r);
     if (r == NULL)
         return NULL;
-    r->mem = malloc(RD_SCAN_ARENA);
+    r->mem = ar_map(RD_SCAN_ARENA);
     r->vc = vf_new();
     if (r->mem == NULL || r->vc == NULL) {
         rd_free(r);
@@ -101,8 +101,8 @@ void rd_free(rd_reader *r)
     if (r == NULL)
         return;
     vf_free(r->vc);
-    free(r->mem);
-    free(r->dec_mem);
+    ar_unmap(r->mem, RD_SCAN_ARENA);
+    ar_unmap(r->dec_mem, RD_DECODE_ARENA);
     free(r->root);
     free(r);
 }
@@ -142,10 +142,10 @@ bool rd_decoding(rd_reader *r)
 {
     if (r->root != NULL)
         return true;
-    r->dec_mem = malloc(RD_DECODE_ARENA);
+    r->dec_mem = ar_map(RD_DECODE_ARENA);
     r->root = calloc(1, tr_schema.types[tr_schema.root].size);
     if (r->dec_mem == NULL || r->root == NULL) {
-        free(r->dec_mem);
+        ar_unmap(r->dec_mem, RD_DECODE_ARENA);
         free(r->root);
         r->dec_mem = NULL;
         r->root = NULL;

@@ -37,7 +37,7 @@ vf_checker *vf_new(void)
     vf_checker *v = calloc(1, sizeof *v);
     if (v == NULL)
         return NULL;
-    v->mem = malloc(VF_ARENA);
+    v->mem = ar_map(VF_ARENA);
     if (v->mem == NULL) {
         free(v);
         return NULL;
@@ -50,7 +50,7 @@ void vf_free(vf_checker *v)
 {
     if (v == NULL)
         return;
-    free(v->mem);
+    ar_unmap(v->mem, VF_ARENA);
     free(v);
 }
 

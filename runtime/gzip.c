@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arena.h"
 #include "frames.h"
 
 /* RFC 1952. */
@@ -42,7 +43,7 @@ bool gz_inflater_init(gz_inflater *z, size_t max_len)
     memset(z, 0, sizeof *z);
     z->max_len = max_len != 0 ? max_len : FR_DEFAULT_MAX_LEN;
     z->d = libdeflate_alloc_decompressor();
-    z->buf = malloc(z->max_len);
+    z->buf = ar_map(z->max_len);
     z->allocs = 2;
     if (z->d == NULL || z->buf == NULL) {
         gz_inflater_destroy(z);
@@ -54,7 +55,7 @@ bool gz_inflater_init(gz_inflater *z, size_t max_len)
 void gz_inflater_destroy(gz_inflater *z)
 {
     libdeflate_free_decompressor(z->d);
-    free(z->buf);
+    ar_unmap(z->buf, z->max_len);
     z->d = NULL;
     z->buf = NULL;
 }

@@ -41,7 +41,25 @@ void *fx_zalloc(size_t n)
     return p;
 }
 
-void fx_arena(ar_arena *a, size_t cap) { ar_init(a, fx_alloc(cap), cap); }
+typedef struct {
+    void *mem;
+    size_t cap;
+} mapping;
+
+static void unmap(void *p)
+{
+    mapping *m = p;
+    ar_unmap(m->mem, m->cap);
+}
+
+void fx_arena(ar_arena *a, size_t cap)
+{
+    mapping *m = fx_alloc_owner(sizeof *m, unmap);
+    m->cap = cap;
+    m->mem = ar_map(cap);
+    REQUIREF(m->mem != NULL, "cannot map an arena of %zu bytes", cap);
+    ar_init(a, m->mem, cap);
+}
 
 void fx_free(void *p)
 {

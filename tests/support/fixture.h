@@ -21,7 +21,8 @@ void *fx_zalloc(size_t n);
  * owns more memory frees it there). */
 void *fx_alloc_owner(size_t n, void (*release)(void *p));
 
-/* An arena over fx_alloc(cap). */
+/* An arena over cap bytes of ar_map (a guard page after them), unmapped
+ * in fx_teardown. */
 void fx_arena(ar_arena *a, size_t cap);
 
 /* Frees p (from one of the above) before the teardown. NULL is ignored. */
