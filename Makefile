@@ -420,15 +420,16 @@ model-build model-check:
 else
 model-build: $(MODEL_TESTS) model-fuzz-bins
 
-# Each optic's harness runs MODEL_SCAN_SMOKE_RUNS times: test_model has just
-# checked every optic's scanner against its getter, on values and messages.
-fuzz-smoke-scan_%: FUZZ_SMOKE_RUNS = $(MODEL_SCAN_SMOKE_RUNS)
+# The optics' harnesses as one, scan_every, MODEL_SCAN_SMOKE_RUNS times:
+# test_model has just checked every optic's scanner against its getter, on
+# values and messages.
+fuzz-smoke-scan_every: FUZZ_SMOKE_RUNS = $(MODEL_SCAN_SMOKE_RUNS)
 
 model-check: model-build
 	@set -e; for t in $(MODEL_TESTS); do $$t; done
 	rm -rf $(FUZZ_DIR)/seeds
 	ASAN_OPTIONS=detect_leaks=0 $(FUZZ_DIR)/bin/seeds $(FUZZ_DIR)/seeds
-	$(MAKE) -k --no-print-directory $(MODEL_FUZZ:%=fuzz-smoke-%)
+	$(MAKE) -k --no-print-directory $(MODEL_SMOKE:%=fuzz-smoke-%)
 endif
 
 # ---- fuzzing (tests/fuzz): one libFuzzer binary per build, bin/fuzz,
@@ -443,9 +444,10 @@ endif
 # crashes land in build/fuzz/artifacts.
 #   make fuzz [FUZZ_SECONDS=N]   each harness for N seconds (default 60);
 #                                make -jK fuzz runs K at a time
-#   make fuzz-smoke              each for FUZZ_SMOKE_RUNS runs (make test);
-#                                test-models runs each optic's harness of
-#                                the other schemas MODEL_SCAN_SMOKE_RUNS times
+#   make fuzz-smoke              each for FUZZ_SMOKE_RUNS runs (make test),
+#                                the optics' together (scan_every);
+#                                test-models runs the other schemas'
+#                                scan_every MODEL_SCAN_SMOKE_RUNS times
 #   FUZZ_FLAGS="..."             more libFuzzer flags for make fuzz, e.g.
 #                                "-fork=2 -ignore_crashes=1" to go on past a finding
 FUZZ_CC ?= clang
@@ -458,11 +460,17 @@ FUZZ_SAN := -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=al
             -fno-omit-frame-pointer
 MODEL_FUZZ := model $(OPTICS:%=scan_%)
 FUZZ_NAMES := split decode validate json policy rules differential gzip $(MODEL_FUZZ)
-FUZZ_BIN := $(FUZZ_NAMES:%=$(FUZZ_DIR)/bin/fuzz_%)
+# The smoke runs (make test) try every optic's scanner through one harness,
+# scan_every, on the seeds of them all: each optic sees as many inputs as
+# with a run of its own harness, and one process starts instead of one an
+# optic (each start, under ASan and libFuzzer, cost more than the runs).
+MODEL_SMOKE := model scan_every
+SMOKE_NAMES := $(filter-out $(MODEL_FUZZ),$(FUZZ_NAMES)) $(MODEL_SMOKE)
+FUZZ_LINKS := $(FUZZ_NAMES) scan_every
 FUZZ_CONFORMANCE := $(wildcard ../shared/conformance/JSONTestSuite/test_parsing)
 # The seed set each harness starts from (besides tests/regression).
-fuzz_seeds = $(FUZZ_DIR)/seeds/$(if $(filter split policy rules model scan_%,$1),$1,message)$(if \
-  $(filter json,$1), $(FUZZ_CONFORMANCE))
+fuzz_seeds = $(if $(filter scan_every,$1),$(OPTICS:%=$(FUZZ_DIR)/seeds/scan_%),$(FUZZ_DIR)/seeds/$(if \
+  $(filter split policy rules model scan_%,$1),$1,message))$(if $(filter json,$1), $(FUZZ_CONFORMANCE))
 FUZZ_ARGS = -max_len=$(FUZZ_MAX_LEN) -artifact_prefix=$(FUZZ_DIR)/artifacts/$*- \
   -dict=tests/fuzz/message.dict -print_final_stats=1
 
@@ -471,13 +479,13 @@ FUZZ_ARGS = -max_len=$(FUZZ_MAX_LEN) -artifact_prefix=$(FUZZ_DIR)/artifacts/$*- 
 
 # Inside the clang sub-make (BUILD=build/fuzz); also what the builds of the
 # other schemas link from it (tests/support, the generic suites' objects).
-fuzz-bins: $(BUILD)/bin/mkcorpus $(BUILD)/bin/seeds $(FUZZ_NAMES:%=$(BUILD)/bin/fuzz_%) \
+fuzz-bins: $(BUILD)/bin/mkcorpus $(BUILD)/bin/seeds $(FUZZ_LINKS:%=$(BUILD)/bin/fuzz_%) \
   $(SUPPORT_LIB) $(MODEL_TESTS:$(BUILD)/tests/%=$(RT_BUILD)/obj/tests/unit/%.o)
 
 # The same for a schema the demo does not run on (MODEL_ONLY=1): the model
 # and scan_<optic> harnesses alone, linked with the runtime and the
 # generated code only.
-model-fuzz-bins: $(BUILD)/bin/seeds $(MODEL_FUZZ:%=$(BUILD)/bin/fuzz_%)
+model-fuzz-bins: $(BUILD)/bin/seeds $(MODEL_FUZZ:%=$(BUILD)/bin/fuzz_%) $(BUILD)/bin/fuzz_scan_every
 FUZZ_INC = $(if $(MODEL_ONLY),$(GEN_INC),$(FILTER_INC))
 FUZZ_DEFS = $(if $(MODEL_ONLY),-DFZ_MODEL_ONLY)
 
@@ -504,7 +512,7 @@ $(BUILD)/bin/fuzz: $(FUZZ_OBJ)
 
 # Named one by one, not by a pattern, which would also match the
 # bin/fuzz_*.d files an older build directory may hold.
-$(FUZZ_NAMES:%=$(BUILD)/bin/fuzz_%): $(BUILD)/bin/fuzz
+$(FUZZ_LINKS:%=$(BUILD)/bin/fuzz_%): $(BUILD)/bin/fuzz
 	$(Q)ln -sf fuzz $@
 
 $(BUILD)/bin/seeds: tests/fuzz/seeds.c $(MODEL_OBJ)
@@ -543,7 +551,7 @@ fuzz-big: fuzz-build
 	  fuzz-run-decode fuzz-run-validate
 
 fuzz-smoke: fuzz-build
-	$(MAKE) -k --no-print-directory $(FUZZ_NAMES:%=fuzz-smoke-%)
+	$(MAKE) -k --no-print-directory $(SMOKE_NAMES:%=fuzz-smoke-%)
 
 fuzz-run-%:
 	@mkdir -p $(FUZZ_DIR)/corpus/$* $(FUZZ_DIR)/artifacts $(FUZZ_DIR)/logs

@@ -103,11 +103,12 @@ bool fzm_agree(const op_optic *o, const op_value *sv, const op_value *gv, bool c
 const char *fzm_model(const uint8_t *d, size_t n);
 /* scan_<optic>, for the optic fzm.optic. */
 const char *fzm_scan(const uint8_t *d, size_t n);
-/* Every scan_<optic> on one input, for the regression replay. */
+/* Every scan_<optic> on one input: the regression replay, and make test's
+ * smoke runs (harness scan_every). */
 const char *fzm_scan_every(const uint8_t *d, size_t n);
 
-/* The harness named name, "model" or "scan_<optic>" for a declared optic
- * (that optic is then fzm.optic); NULL when there is none. */
+/* The harness named name, "model", "scan_every" or "scan_<optic>" for a
+ * declared optic (that optic is then fzm.optic); NULL when there is none. */
 fz_fn fzm_find(const char *name);
 
 /* Writes the names fzm_find knows, each after a space. */

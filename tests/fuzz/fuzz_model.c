@@ -11,8 +11,9 @@
  *                  inside the input); when the bytes decode as that type,
  *                  the scanner and the model getter agree; when the optic
  *                  can be read from a message, the same for the input as a
- *                  message. scan_every runs every scan_<optic> on one
- *                  input, for the regression replay.
+ *                  message.
+ *   scan_every     every scan_<optic> on one input: the regression replay,
+ *                  and make test's smoke runs, one process for the optics.
  *
  * Also what fuzz.h declares for every harness file: exact copies, the SIMD
  * widths, the model's buffers. */
@@ -297,6 +298,8 @@ fz_fn fzm_find(const char *name)
 {
     if (strcmp(name, "model") == 0)
         return fzm_model;
+    if (strcmp(name, "scan_every") == 0)
+        return fzm_scan_every;
     if (strncmp(name, "scan_", 5) == 0) {
         int i = op_find(&tr_schema, name + 5, strlen(name + 5));
         if (i < 0)
@@ -315,6 +318,6 @@ void fzm_list_scans(FILE *f)
 
 void fzm_list(FILE *f)
 {
-    fputs(" model", f);
+    fputs(" model scan_every", f);
     fzm_list_scans(f);
 }
