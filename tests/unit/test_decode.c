@@ -9,10 +9,14 @@
  * page, the arena's views and exhaustion, and the generator's size figures.
  * Under TR_TEST_STRIDE=k (make test-san) the round trips, prefixes and
  * corrupted bytes are one in k (suite.h's su_pick). */
+#include <fcntl.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "issues.h"
 #include "tr_model.h"
@@ -2011,6 +2015,46 @@ START_TEST(arena_high_water_is_bounded)
 }
 END_TEST
 
+/* ar_map: cap bytes, 64-aligned, all writable, ending less than 64 bytes
+ * before a page that stops the process on any access (a child touches it:
+ * killed by SIGSEGV, or, under ASan, reported and exited non-zero). */
+START_TEST(arena_map_ends_at_a_guard_page)
+{
+    const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    const size_t caps[] = {1, 63, 64, 65, page - 1, page, page + 1, (5u << 20) + 3};
+    REQUIRE(ar_map(0) == NULL);
+    ar_unmap(NULL, 64);
+    for (size_t i = 0; i < sizeof caps / sizeof caps[0]; i++) {
+        size_t cap = caps[i];
+        uint8_t *p = ar_map(cap);
+        REQUIREF(p != NULL, "ar_map(%zu)", cap);
+        REQUIREF((uintptr_t)p % 64 == 0, "ar_map(%zu) at %p", cap, (void *)p);
+        p[0] = 1;
+        memset(p, 0xa5, cap);
+        REQUIRE(p[cap - 1] == 0xa5);
+        uintptr_t end = (uintptr_t)p + cap;
+        uint8_t *after = (uint8_t *)((end + page - 1) / page * page);
+        REQUIREF((uintptr_t)after - end < 64, "ar_map(%zu): %zu bytes between its end and the guard",
+                 cap, (size_t)((uintptr_t)after - end));
+        fflush(NULL);
+        pid_t pid = fork();
+        REQUIRE(pid >= 0);
+        if (pid == 0) {
+            int null = open("/dev/null", O_WRONLY);
+            if (null >= 0)
+                dup2(null, 2); /* ASan's report of the fault */
+            *(volatile uint8_t *)after = 1;
+            _exit(0);
+        }
+        int st;
+        REQUIRE(waitpid(pid, &st, 0) == pid);
+        REQUIREF((WIFSIGNALED(st) && WTERMSIG(st) == SIGSEGV) || (WIFEXITED(st) && WEXITSTATUS(st) != 0),
+                 "ar_map(%zu): a write to the page after it did not fault (status %#x)", cap, st);
+        ar_unmap(p, cap);
+    }
+}
+END_TEST
+
 /* ================================================================ */
 /* the generator's size figures */
 
@@ -2089,6 +2133,7 @@ static Suite *decode_suite(void)
     tcase_add_test(t, arena_views_and_copies);
     tcase_add_test(t, arena_exhaustion_is_an_error);
     tcase_add_test(t, arena_high_water_is_bounded);
+    tcase_add_test(t, arena_map_ends_at_a_guard_page);
 
     t = su_tcase(s, "generator", setup, fx_teardown, 600);
     tcase_add_test(t, generator_sizes_at_size_7);
