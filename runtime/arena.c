@@ -1,4 +1,5 @@
-/* arena.c: moving a scratch list to its permanent place. */
+/* arena.c: an arena's memory mapped (ar_map), and moving a scratch list to
+ * its permanent place. */
 #include "arena.h"
 
 #include <stdint.h>

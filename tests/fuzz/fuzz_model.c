@@ -19,8 +19,6 @@
  * widths, the model's buffers. */
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include "fuzz.h"
 #include "json.h"
@@ -47,10 +45,8 @@ uint8_t *fz_copy(const uint8_t *d, size_t n)
 
 void *fz_region(size_t n)
 {
-    size_t page = (size_t)sysconf(_SC_PAGESIZE), len = (n + page - 1) / page * page;
-    uint8_t *p = mmap(NULL, len + page, PROT_READ | PROT_WRITE,
-                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (p == MAP_FAILED || mprotect(p + len, page, PROT_NONE) != 0)
+    void *p = ar_map(n);
+    if (p == NULL)
         fz_die("out of memory");
     return p;
 }
