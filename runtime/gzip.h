@@ -3,11 +3,12 @@
  * compressed again for the senders.
  *
  * Memory. A gz_inflater is the caller's struct; gz_inflater_init allocates
- * its decompressor and one output buffer of max_len bytes, and nothing is
- * allocated after that (z->allocs counts, so tests can show it). An inflated
- * message is a view into that buffer, valid until the next gz_inflate or
- * gz_inflater_destroy: the result is never copied. The buffer's untouched
- * pages cost nothing, so 4 MiB of capacity costs a small message a page.
+ * its decompressor and one output buffer of max_len bytes (ar_map: mapped,
+ * a page that faults after it), and nothing is allocated after that
+ * (z->allocs counts, so tests can show it). An inflated message is a view
+ * into that buffer, valid until the next gz_inflate or gz_inflater_destroy:
+ * the result is never copied. The buffer's untouched pages cost nothing,
+ * so 4 MiB of capacity costs a small message a page.
  *
  * What is accepted: one or more gzip members back to back (RFC 1952, as
  * gRPC's Go and Java readers accept), each with a valid header (FEXTRA,
