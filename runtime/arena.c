@@ -25,8 +25,8 @@ void *ar_map(size_t cap)
     if (cap == 0 || cap > SIZE_MAX / 2)
         return NULL;
     size_t len = mapped_len(cap, page);
-    uint8_t *base = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-                         -1, 0);
+    uint8_t *base = mmap(NULL, len, PROT_READ | PROT_WRITE,
+                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (base == MAP_FAILED)
         return NULL;
     size_t guard = len - page;

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -2029,17 +2030,19 @@ START_TEST(arena_map_ends_at_a_guard_page)
         uint8_t *p = ar_map(cap);
         REQUIREF(p != NULL, "ar_map(%zu)", cap);
         REQUIREF((uintptr_t)p % 64 == 0, "ar_map(%zu) at %p", cap, (void *)p);
-        p[0] = 1;
         memset(p, 0xa5, cap);
         REQUIRE(p[cap - 1] == 0xa5);
         uintptr_t end = (uintptr_t)p + cap;
         uint8_t *after = (uint8_t *)((end + page - 1) / page * page);
-        REQUIREF((uintptr_t)after - end < 64, "ar_map(%zu): %zu bytes between its end and the guard",
-                 cap, (size_t)((uintptr_t)after - end));
+        REQUIREF((uintptr_t)after - end < 64,
+                 "ar_map(%zu): %zu bytes between its end and the guard", cap,
+                 (size_t)((uintptr_t)after - end));
         fflush(NULL);
         pid_t pid = fork();
         REQUIRE(pid >= 0);
         if (pid == 0) {
+            struct rlimit none = {0, 0};
+            setrlimit(RLIMIT_CORE, &none); /* no core file */
             int null = open("/dev/null", O_WRONLY);
             if (null >= 0)
                 dup2(null, 2); /* ASan's report of the fault */
@@ -2048,7 +2051,8 @@ START_TEST(arena_map_ends_at_a_guard_page)
         }
         int st;
         REQUIRE(waitpid(pid, &st, 0) == pid);
-        REQUIREF((WIFSIGNALED(st) && WTERMSIG(st) == SIGSEGV) || (WIFEXITED(st) && WEXITSTATUS(st) != 0),
+        REQUIREF((WIFSIGNALED(st) && WTERMSIG(st) == SIGSEGV) ||
+                     (WIFEXITED(st) && WEXITSTATUS(st) != 0),
                  "ar_map(%zu): a write to the page after it did not fault (status %#x)", cap, st);
         ar_unmap(p, cap);
     }
