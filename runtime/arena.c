@@ -7,16 +7,39 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+/* Under AddressSanitizer the mapping's bytes around the arena are poisoned,
+ * as a malloc'd block's redzones are: an access to the slack in front
+ * (under a page) or the gap behind (under 64 bytes) is ASan's to report;
+ * the guard pages beyond them stop the process in every build. */
+#if defined(__SANITIZE_ADDRESS__)
+#define AR_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define AR_ASAN 1
+#endif
+#endif
+#ifdef AR_ASAN
+#include <sanitizer/asan_interface.h>
+#define AR_POISON(p, n) __asan_poison_memory_region((p), (n))
+#define AR_UNPOISON(p, n) __asan_unpoison_memory_region((p), (n))
+#else
+#define AR_POISON(p, n) ((void)(p), (void)(n))
+#define AR_UNPOISON(p, n) ((void)(p), (void)(n))
+#endif
+
 static size_t page_size(void)
 {
     long n = sysconf(_SC_PAGESIZE);
     return n > 0 ? (size_t)n : 4096;
 }
 
-/* The mapping: cap rounded up to pages, then the guard page. */
-static size_t mapped_len(size_t cap, size_t page)
+/* The mapping: a guard page, cap rounded up to pages, a guard page. The
+ * arena ends less than 64 bytes before the second guard, 64-aligned. */
+static size_t pages_of(size_t cap, size_t page) { return (cap + page - 1) / page * page; }
+
+static size_t front_of(size_t cap, size_t page)
 {
-    return (cap + page - 1) / page * page + page;
+    return page + ((pages_of(cap, page) - cap) & ~(size_t)63);
 }
 
 void *ar_map(size_t cap)
@@ -24,18 +47,20 @@ void *ar_map(size_t cap)
     size_t page = page_size();
     if (cap == 0 || cap > SIZE_MAX / 2)
         return NULL;
-    size_t len = mapped_len(cap, page);
+    size_t len = pages_of(cap, page) + 2 * page;
     uint8_t *base = mmap(NULL, len, PROT_READ | PROT_WRITE,
                          MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (base == MAP_FAILED)
         return NULL;
-    size_t guard = len - page;
-    if (mprotect(base + guard, page, PROT_NONE) != 0) {
+    if (mprotect(base, page, PROT_NONE) != 0 ||
+        mprotect(base + len - page, page, PROT_NONE) != 0) {
         munmap(base, len);
         return NULL;
     }
-    /* less than a page in front, 64-aligned */
-    return base + ((guard - cap) & ~(size_t)63);
+    uint8_t *p = base + front_of(cap, page);
+    AR_POISON(base + page, (size_t)(p - (base + page)));
+    AR_POISON(p + cap, (size_t)(base + len - page - (p + cap)));
+    return p;
 }
 
 void ar_unmap(void *p, size_t cap)
@@ -43,8 +68,13 @@ void ar_unmap(void *p, size_t cap)
     if (p == NULL)
         return;
     size_t page = page_size();
-    uint8_t *base = (uint8_t *)((uintptr_t)p & ~(uintptr_t)(page - 1));
-    munmap(base, mapped_len(cap, page));
+    uint8_t *base = (uint8_t *)p - front_of(cap, page), *end = (uint8_t *)p + cap;
+    size_t len = pages_of(cap, page) + 2 * page;
+    /* what was poisoned must not stay so for whatever is mapped there next
+     * (the two ranges only: the whole mapping's shadow is what malloc cost) */
+    AR_UNPOISON(base + page, (size_t)((uint8_t *)p - (base + page)));
+    AR_UNPOISON(end, (size_t)(base + len - page - end));
+    munmap(base, len);
 }
 
 void ar_init(ar_arena *a, void *buf, size_t cap)

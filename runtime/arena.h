@@ -23,10 +23,12 @@ typedef struct {
 void ar_init(ar_arena *a, void *buf, size_t cap);
 
 /* Memory for an arena, or any large buffer, straight from the kernel: cap
- * bytes ending at most 63 bytes before a page that faults on any access, so
- * running past the end stops the process there. Its pages cost nothing
- * until touched, and are given back whole by ar_unmap(p, cap) (p may be
- * NULL). NULL when they cannot be mapped. (From malloc, under
+ * bytes, 64-aligned, ending at most 63 bytes before a page that faults on
+ * any access, and less than a page after another, so running past either
+ * end stops the process there (under AddressSanitizer the bytes between
+ * are poisoned too, as a malloc'd block's redzones are). Its pages cost
+ * nothing until touched, and are given back whole by ar_unmap(p, cap) (p
+ * may be NULL). NULL when they cannot be mapped. (From malloc, under
  * AddressSanitizer, a 64 MiB block had its 8 MiB of shadow memory written
  * as it was allocated and again as it was freed, whatever the arena used.) */
 void *ar_map(size_t cap);

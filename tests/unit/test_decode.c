@@ -2016,10 +2016,39 @@ START_TEST(arena_high_water_is_bounded)
 }
 END_TEST
 
+/* Whether a write to at stops the process: a child writes there and is
+ * killed by SIGSEGV or, under ASan, reports it and exits non-zero. */
+static bool write_faults(uint8_t *at)
+{
+    fflush(NULL);
+    pid_t pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        struct rlimit none = {0, 0};
+        setrlimit(RLIMIT_CORE, &none); /* no core file */
+        int null = open("/dev/null", O_WRONLY);
+        if (null >= 0)
+            dup2(null, 2); /* ASan's report of the fault */
+        *(volatile uint8_t *)at = 1;
+        _exit(0);
+    }
+    int st;
+    REQUIRE(waitpid(pid, &st, 0) == pid);
+    return (WIFSIGNALED(st) && WTERMSIG(st) == SIGSEGV) || (WIFEXITED(st) && WEXITSTATUS(st) != 0);
+}
+
+#if defined(__SANITIZE_ADDRESS__)
+#define UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define UNDER_ASAN 1
+#endif
+#endif
+
 /* ar_map: cap bytes, 64-aligned, all writable, ending less than 64 bytes
- * before a page that stops the process on any access (a child touches it:
- * killed by SIGSEGV, or, under ASan, reported and exited non-zero). */
-START_TEST(arena_map_ends_at_a_guard_page)
+ * before a page that stops the process on any access, and less than a page
+ * after another; under ASan the bytes just outside are poisoned too. */
+START_TEST(arena_map_is_fenced_by_guard_pages)
 {
     const size_t page = (size_t)sysconf(_SC_PAGESIZE);
     const size_t caps[] = {1, 63, 64, 65, page - 1, page, page + 1, (5u << 20) + 3};
@@ -2034,26 +2063,21 @@ START_TEST(arena_map_ends_at_a_guard_page)
         REQUIRE(p[cap - 1] == 0xa5);
         uintptr_t end = (uintptr_t)p + cap;
         uint8_t *after = (uint8_t *)((end + page - 1) / page * page);
+        uint8_t *before = (uint8_t *)((uintptr_t)p / page * page) - 1;
         REQUIREF((uintptr_t)after - end < 64,
                  "ar_map(%zu): %zu bytes between its end and the guard", cap,
                  (size_t)((uintptr_t)after - end));
-        fflush(NULL);
-        pid_t pid = fork();
-        REQUIRE(pid >= 0);
-        if (pid == 0) {
-            struct rlimit none = {0, 0};
-            setrlimit(RLIMIT_CORE, &none); /* no core file */
-            int null = open("/dev/null", O_WRONLY);
-            if (null >= 0)
-                dup2(null, 2); /* ASan's report of the fault */
-            *(volatile uint8_t *)after = 1;
-            _exit(0);
-        }
-        int st;
-        REQUIRE(waitpid(pid, &st, 0) == pid);
-        REQUIREF((WIFSIGNALED(st) && WTERMSIG(st) == SIGSEGV) ||
-                     (WIFEXITED(st) && WEXITSTATUS(st) != 0),
-                 "ar_map(%zu): a write to the page after it did not fault (status %#x)", cap, st);
+        REQUIREF(write_faults(after), "ar_map(%zu): a write to the page after it did not fault",
+                 cap);
+        REQUIREF(write_faults(before), "ar_map(%zu): a write to the page before it did not fault",
+                 cap);
+#ifdef UNDER_ASAN
+        REQUIREF(write_faults(p - 1), "ar_map(%zu): ASan let a write to the byte before it pass",
+                 cap);
+        if ((uint8_t *)end != after)
+            REQUIREF(write_faults((uint8_t *)end),
+                     "ar_map(%zu): ASan let a write to the byte after it pass", cap);
+#endif
         ar_unmap(p, cap);
     }
 }
@@ -2137,7 +2161,7 @@ static Suite *decode_suite(void)
     tcase_add_test(t, arena_views_and_copies);
     tcase_add_test(t, arena_exhaustion_is_an_error);
     tcase_add_test(t, arena_high_water_is_bounded);
-    tcase_add_test(t, arena_map_ends_at_a_guard_page);
+    tcase_add_test(t, arena_map_is_fenced_by_guard_pages);
 
     t = su_tcase(s, "generator", setup, fx_teardown, 600);
     tcase_add_test(t, generator_sizes_at_size_7);
