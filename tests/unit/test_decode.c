@@ -6,7 +6,8 @@
  * our own, the reject rules with the exact code and byte offset (offsets are
  * computed from marker substrings), every prefix and every single-byte
  * corruption of a message, messages read in place right before an unmapped
- * page, the arena's views and exhaustion, and the generator's size figures.
+ * page, the arena's views and exhaustion, ar_map's guard pages, and the
+ * generator's size figures.
  * Under TR_TEST_STRIDE=k (make test-san) the round trips, prefixes and
  * corrupted bytes are one in k (suite.h's su_pick). */
 #include <fcntl.h>
