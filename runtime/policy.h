@@ -48,11 +48,14 @@ static inline int po_kind(const po_policy *p, ru_subject *subj)
     return k >= 0 && ru_read(subj, k, &v) ? v.e : -1;
 }
 
-/* The verdict on subj's current message: true to keep. *kind: po_kind. */
+/* The verdict on subj's current message: true to keep. *kind: po_kind,
+ * read after the rules (which mostly read it first): a copy of the value
+ * right after its scanner stored part of it waits for those stores. */
 static inline bool po_judge(const po_policy *p, ru_subject *subj, int *kind)
 {
+    bool keep = ru_judge(p->rules, subj);
     *kind = po_kind(p, subj);
-    return ru_judge(p->rules, subj);
+    return keep;
 }
 
 #endif
