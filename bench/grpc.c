@@ -234,8 +234,7 @@ static bool gm_take(gm_reader *m, const uint8_t **d, size_t *n)
             m->buf[m->have++] = *(*d)++;
             --*n;
             if (m->have == 5) {
-                m->need = (uint32_t)m->buf[1] << 24 | (uint32_t)m->buf[2] << 16 |
-                          (uint32_t)m->buf[3] << 8 | m->buf[4];
+                m->need = fr_len(m->buf);
                 if (m->need == 0)
                     return true;
             }

@@ -3,6 +3,7 @@
 
 #include <stdlib.h>
 
+#include "frames.h"
 #include "gzip.h"
 
 #define GEN_ARENA (64u << 20)
@@ -74,11 +75,7 @@ const uint8_t *iss_gen_frame(iss_gen *g, uint64_t seed, uint64_t i, bool detail_
         if (len == 0)
             return NULL;
     }
-    g->frame[0] = gz;
-    g->frame[1] = (uint8_t)(len >> 24);
-    g->frame[2] = (uint8_t)(len >> 16);
-    g->frame[3] = (uint8_t)(len >> 8);
-    g->frame[4] = (uint8_t)len;
+    fr_put_header(g->frame, gz, (uint32_t)len);
     *n = len + 5;
     return g->frame;
 }

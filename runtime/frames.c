@@ -35,8 +35,7 @@ fr_status fr_next(fr_splitter *s, const uint8_t *p, const uint8_t *end,
     if (avail < FR_HEADER_LEN)
         return FR_NEED_MORE;
 
-    uint32_t len = (uint32_t)p[1] << 24 | (uint32_t)p[2] << 16 |
-                   (uint32_t)p[3] << 8 | (uint32_t)p[4];
+    uint32_t len = fr_len(p);
     /* From the header alone: an oversize body is never waited for. */
     if (len > s->max_len)
         return fail(s, TR_E_FRAME_SIZE, off + 1, off);

@@ -88,6 +88,12 @@ tr_code fr_finish(fr_splitter *s, const uint8_t *p, const uint8_t *end,
 /* Writes a frame header for a body of len bytes. */
 void fr_put_header(uint8_t out[FR_HEADER_LEN], bool compressed, uint32_t len);
 
+/* The body length a frame header gives (its bytes 1-4, big-endian). */
+static inline uint32_t fr_len(const uint8_t hdr[FR_HEADER_LEN])
+{
+    return (uint32_t)hdr[1] << 24 | (uint32_t)hdr[2] << 16 | (uint32_t)hdr[3] << 8 | hdr[4];
+}
+
 /* Header and body: the bytes to consume after FR_FRAME. */
 static inline size_t fr_frame_size(const fr_frame *f)
 {

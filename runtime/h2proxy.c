@@ -31,6 +31,7 @@
 
 #include "clock.h"
 #include "error.h"
+#include "frames.h"
 #include "net.h"
 #include "ringbuf.h"
 
@@ -38,7 +39,7 @@
 #define HP_CTL (64u * 1024) /* bytes of control frames (and DATA frame headers) queued */
 #define HP_READS 4          /* reads per readiness, so one connection cannot hog the loop */
 #define HP_MSG_SLAB 128     /* message records allocated at a time */
-#define HP_PREFIX 5
+#define HP_PREFIX FR_HEADER_LEN /* a gRPC message's prefix */
 #define HP_FRAME_HD 9       /* an HTTP/2 frame header */
 #define HP_PREFACE 24       /* the client's connection preface */
 #define HP_EDGES 4          /* earlier ends of a sender's window remembered */
@@ -1259,8 +1260,7 @@ static void feed(hp_call *k, hp_half *h, hp_conn *c, int32_t sid, const uint8_t 
             n -= t;
             if (h->hdr_have < HP_PREFIX)
                 return;
-            uint32_t len = (uint32_t)m->hdr[1] << 24 | (uint32_t)m->hdr[2] << 16 |
-                           (uint32_t)m->hdr[3] << 8 | m->hdr[4];
+            uint32_t len = fr_len(m->hdr);
             const char *bad = NULL;
             int status = 13;
             char t2[160];
