@@ -82,11 +82,9 @@ static int print_list(const char *v, int *optics, int max)
 static void print_values(ru_subject *rd, const int *optics, int n, char *buf, size_t cap)
 {
     for (int k = 0; k < n; k++) {
-        op_value v;
         const op_optic *o = &tr_schema.optics[optics[k]];
-        size_t w = 0;
-        if (ru_read(rd, optics[k], &v))
-            w = ru_format(o, &v, ru_subject_is_model(rd), buf, cap);
+        const op_value *v = ru_value(rd, optics[k]);
+        size_t w = v != NULL ? ru_format(o, v, ru_subject_is_model(rd), buf, cap) : 0;
         if (k > 0)
             putchar('\t');
         if (w == 0)

@@ -43,19 +43,15 @@ void po_free(po_policy *p);
  * (op_schema.kind), or -1 when it misses or the schema has none. */
 static inline int po_kind(const po_policy *p, ru_subject *subj)
 {
-    op_value v;
-    int k = p->schema->kind;
-    return k >= 0 && ru_read(subj, k, &v) ? v.e : -1;
+    const op_value *v = ru_value(subj, p->schema->kind);
+    return v != NULL ? v->e : -1;
 }
 
-/* The verdict on subj's current message: true to keep. *kind: po_kind,
- * read after the rules (which mostly read it first): a copy of the value
- * right after its scanner stored part of it waits for those stores. */
+/* The verdict on subj's current message: true to keep. *kind: po_kind. */
 static inline bool po_judge(const po_policy *p, ru_subject *subj, int *kind)
 {
-    bool keep = ru_judge(p->rules, subj);
     *kind = po_kind(p, subj);
-    return keep;
+    return ru_judge(p->rules, subj);
 }
 
 #endif

@@ -1616,11 +1616,16 @@ static const op_value *fill(ru_subject *subj, int i)
     return hit ? v : NULL;
 }
 
-bool ru_read(ru_subject *subj, int optic, op_value *out)
+const op_value *ru_value(ru_subject *subj, int optic)
 {
     if (optic < 0 || optic >= subj->schema->noptics || !subj->can[optic])
-        return false;
-    const op_value *v = read_optic(subj, optic);
+        return NULL;
+    return read_optic(subj, optic);
+}
+
+bool ru_read(ru_subject *subj, int optic, op_value *out)
+{
+    const op_value *v = ru_value(subj, optic);
     if (v != NULL)
         *out = *v;
     return v != NULL;

@@ -158,8 +158,14 @@ static inline void ru_subject_seed(ru_subject *subj, int optic, bool hit, const 
         subj->val[optic] = *v;
 }
 
-/* Optic i of the current message, through the cache: false on a miss, or
- * when i cannot be read from a message. */
+/* Optic i of the current message, through the cache: the cached value
+ * itself (valid until the next message), or NULL on a miss or when i cannot
+ * be read from a message. Read the field you need from it: a copy of the
+ * whole value right after a scanner stored part of it waits for those
+ * stores. */
+const op_value *ru_value(ru_subject *subj, int optic);
+
+/* The same, copied into *out: false on a miss. */
 bool ru_read(ru_subject *subj, int optic, op_value *out);
 
 /* The verdict on the current message: keep (true) or drop. Optics are read
