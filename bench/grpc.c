@@ -1357,7 +1357,7 @@ static void lat_percentiles(scale_row *r, double *p)
 static void lat_print(const bn_opts *o, const char *c, int workers, int busy_us, int streams,
                       size_t samples, double (*ps)[LP_N], int n, const double *d, double *out)
 {
-    double m[LP_N], col[REPS];
+    double m[LP_N], a[LP_N], col[REPS]; /* the medians, and less direct's */
     for (int k = 0; k < LP_N; k++) {
         for (int i = 0; i < n; i++)
             col[i] = ps[i][k];
@@ -1365,6 +1365,8 @@ static void lat_print(const bn_opts *o, const char *c, int workers, int busy_us,
         m[k] = col[n / 2];
         if (d == NULL)
             out[k] = m[k];
+        else
+            a[k] = m[k] - d[k];
     }
     if (o->json) {
         printf("{\"bench\":\"grpc-scale\",\"kind\":\"latency\",\"case\":\"%s\",\"workers\":%d,"
@@ -1377,15 +1379,13 @@ static void lat_print(const bn_opts *o, const char *c, int workers, int busy_us,
             printf(",\"added_p50_us\":%.1f,\"added_p99_us\":%.1f,"
                    "\"request_added_p50_us\":%.1f,\"request_added_p99_us\":%.1f,"
                    "\"answer_added_p50_us\":%.1f,\"answer_added_p99_us\":%.1f",
-                   m[LP_RT50] - d[LP_RT50], m[LP_RT99] - d[LP_RT99], m[LP_RQ50] - d[LP_RQ50],
-                   m[LP_RQ99] - d[LP_RQ99], m[LP_AN50] - d[LP_AN50], m[LP_AN99] - d[LP_AN99]);
+                   a[LP_RT50], a[LP_RT99], a[LP_RQ50], a[LP_RQ99], a[LP_AN50], a[LP_AN99]);
         printf("}\n");
     } else {
         printf("  %-11s %3d %7d  round trip p50 %.1f µs, p99 %.1f µs", c, workers, streams,
                m[LP_RT50], m[LP_RT99]);
         if (d != NULL)
-            printf("; added p50 %.1f µs, p99 %.1f µs", m[LP_RT50] - d[LP_RT50],
-                   m[LP_RT99] - d[LP_RT99]);
+            printf("; added p50 %.1f µs, p99 %.1f µs", a[LP_RT50], a[LP_RT99]);
         if (busy_us > 0)
             printf("; busy polling %d µs", busy_us);
         printf("  (%zu samples, median of %d)\n", samples, n);
@@ -1394,8 +1394,7 @@ static void lat_print(const bn_opts *o, const char *c, int workers, int busy_us,
         if (d != NULL)
             printf("; added per message: request p50 %.1f µs, p99 %.1f µs; answer p50 %.1f µs, "
                    "p99 %.1f µs",
-                   m[LP_RQ50] - d[LP_RQ50], m[LP_RQ99] - d[LP_RQ99], m[LP_AN50] - d[LP_AN50],
-                   m[LP_AN99] - d[LP_AN99]);
+                   a[LP_RQ50], a[LP_RQ99], a[LP_AN50], a[LP_AN99]);
         printf("\n");
     }
     fflush(stdout);
@@ -1440,8 +1439,10 @@ int bench_grpc_scale(const bn_opts *o)
 
     /* the one-way times: shared with the server forked next */
     void *sh = mmap(NULL, sizeof *lat_sh, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (sh != MAP_FAILED)
+        lat_sh = sh;
     uint16_t sport;
-    pid_t server = sh == MAP_FAILED ? -1 : (lat_sh = sh, server_start(&pool, &sport));
+    pid_t server = lat_sh != NULL ? server_start(&pool, &sport) : -1;
     int rc = 0;
     if (server < 0) {
         rc = 1;
