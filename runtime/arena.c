@@ -11,13 +11,6 @@
  * as a malloc'd block's redzones are: an access to the slack in front
  * (under a page) or the gap behind (under 64 bytes) is ASan's to report;
  * the guard pages beyond them stop the process in every build. */
-#if defined(__SANITIZE_ADDRESS__)
-#define AR_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define AR_ASAN 1
-#endif
-#endif
 #ifdef AR_ASAN
 #include <sanitizer/asan_interface.h>
 #define AR_POISON(p, n) __asan_poison_memory_region((p), (n))

@@ -34,6 +34,16 @@ void ar_init(ar_arena *a, void *buf, size_t cap);
 void *ar_map(size_t cap);
 void ar_unmap(void *p, size_t cap);
 
+/* AR_ASAN: defined when compiled with AddressSanitizer (clang or gcc); ar_map
+ * poisons around its memory when arena.c was compiled so. */
+#if defined(__SANITIZE_ADDRESS__)
+#define AR_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define AR_ASAN 1
+#endif
+#endif
+
 /* Forgets every allocation; keeps the high-water mark. */
 static inline void ar_reset(ar_arena *a)
 {

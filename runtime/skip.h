@@ -73,6 +73,10 @@ static inline void sk_begin(sk_cursor *c, const uint8_t *open, const uint8_t *en
  * last candidate (from its second byte on: the walk knows that block). */
 static inline void sk_resume(sk_cursor *c, const uint8_t *p) { c->p = p; }
 
+/* sk_next past the first member: the blocks (out of line; sk_next's look at
+ * the first member is inline, a call saved where a wanted key comes first). */
+const uint8_t *sk_next_walk(sk_cursor *c, const sk_firsts *f);
+
 /* The next candidate: a '"' opening a string at depth 1 whose next byte is
  * one of f's or a backslash. NULL when the object closed first (closed set)
  * or the input ended or nested too deep (closed NULL).
@@ -80,9 +84,6 @@ static inline void sk_resume(sk_cursor *c, const uint8_t *p) { c->p = p; }
  * A wanted key is often an object's first (a union's tag is written
  * first): the first call looks at the first member's key before setting
  * up any block, and returns it when it is a candidate. */
-/* sk_next past the first member: the blocks (out of line; sk_next's look at
- * the first member is inline, a call saved where a wanted key comes first). */
-const uint8_t *sk_next_walk(sk_cursor *c, const sk_firsts *f);
 static inline const uint8_t *sk_next(sk_cursor *c, const sk_firsts *f)
 {
     if (c->fresh) {

@@ -5,7 +5,6 @@
 #include <stdalign.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "suite.h"
 
@@ -81,7 +80,7 @@ void fx_teardown(void)
 
 void *fx_mapped(size_t n)
 {
-    void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    REQUIREF(p != MAP_FAILED, "cannot map %zu bytes", n);
+    void *p = ar_map(n);
+    REQUIREF(p != NULL, "cannot map %zu bytes", n);
     return p;
 }

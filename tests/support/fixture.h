@@ -31,8 +31,8 @@ void fx_free(void *p);
 /* Frees everything still allocated, newest first. */
 void fx_teardown(void);
 
-/* n zeroed bytes for the rest of the process, mapped rather than malloc'd,
- * for big buffers that hold no pointers to malloc'd memory: LeakSanitizer
+/* n zeroed bytes for the rest of the process, mapped (ar_map) rather than
+ * malloc'd, for big buffers that hold no pointers to malloc'd memory: LeakSanitizer
  * scans every malloc'd block when a test's process ends, and there is one
  * such process per test. */
 void *fx_mapped(size_t n);

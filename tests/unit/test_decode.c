@@ -2038,14 +2038,6 @@ static bool write_faults(uint8_t *at)
     return (WIFSIGNALED(st) && WTERMSIG(st) == SIGSEGV) || (WIFEXITED(st) && WEXITSTATUS(st) != 0);
 }
 
-#if defined(__SANITIZE_ADDRESS__)
-#define UNDER_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define UNDER_ASAN 1
-#endif
-#endif
-
 /* ar_map: cap bytes, 64-aligned, all writable, ending less than 64 bytes
  * before a page that stops the process on any access, and less than a page
  * after another; under ASan the bytes just outside are poisoned too. */
@@ -2072,7 +2064,7 @@ START_TEST(arena_map_is_fenced_by_guard_pages)
                  cap);
         REQUIREF(write_faults(before), "ar_map(%zu): a write to the page before it did not fault",
                  cap);
-#ifdef UNDER_ASAN
+#ifdef AR_ASAN
         REQUIREF(write_faults(p - 1), "ar_map(%zu): ASan let a write to the byte before it pass",
                  cap);
         if ((uint8_t *)end != after)
