@@ -466,11 +466,16 @@ FUZZ_NAMES := split decode validate json policy rules differential gzip $(MODEL_
 # optic (each start, under ASan and libFuzzer, cost more than the runs).
 MODEL_SMOKE := model scan_every
 SMOKE_NAMES := $(filter-out $(MODEL_FUZZ),$(FUZZ_NAMES)) $(MODEL_SMOKE)
-FUZZ_LINKS := $(FUZZ_NAMES) scan_every
+# bin/fuzz_NAME for each harness make fuzz or make fuzz-smoke runs (the
+# other schemas': MODEL_LINKS)
+FUZZ_LINKS := $(sort $(FUZZ_NAMES) $(SMOKE_NAMES))
+MODEL_LINKS := $(sort $(MODEL_FUZZ) $(MODEL_SMOKE))
 FUZZ_CONFORMANCE := $(wildcard ../shared/conformance/JSONTestSuite/test_parsing)
-# The seed set each harness starts from (besides tests/regression).
-fuzz_seeds = $(if $(filter scan_every,$1),$(OPTICS:%=$(FUZZ_DIR)/seeds/scan_%),$(FUZZ_DIR)/seeds/$(if \
-  $(filter split policy rules model scan_%,$1),$1,message))$(if $(filter json,$1), $(FUZZ_CONFORMANCE))
+# The seed set each harness starts from (besides tests/regression): its own
+# folder, or the messages', and scan_every every optic's.
+seed_dir = $(FUZZ_DIR)/seeds/$(if $(filter split policy rules model scan_%,$1),$1,message)
+fuzz_seeds = $(if $(filter scan_every,$1),$(OPTICS:%=$(FUZZ_DIR)/seeds/scan_%),$(call \
+  seed_dir,$1))$(if $(filter json,$1), $(FUZZ_CONFORMANCE))
 FUZZ_ARGS = -max_len=$(FUZZ_MAX_LEN) -artifact_prefix=$(FUZZ_DIR)/artifacts/$*- \
   -dict=tests/fuzz/message.dict -print_final_stats=1
 
@@ -485,7 +490,7 @@ fuzz-bins: $(BUILD)/bin/mkcorpus $(BUILD)/bin/seeds $(FUZZ_LINKS:%=$(BUILD)/bin/
 # The same for a schema the demo does not run on (MODEL_ONLY=1): the model
 # and scan_<optic> harnesses alone, linked with the runtime and the
 # generated code only.
-model-fuzz-bins: $(BUILD)/bin/seeds $(MODEL_FUZZ:%=$(BUILD)/bin/fuzz_%) $(BUILD)/bin/fuzz_scan_every
+model-fuzz-bins: $(BUILD)/bin/seeds $(MODEL_LINKS:%=$(BUILD)/bin/fuzz_%)
 FUZZ_INC = $(if $(MODEL_ONLY),$(GEN_INC),$(FILTER_INC))
 FUZZ_DEFS = $(if $(MODEL_ONLY),-DFZ_MODEL_ONLY)
 
