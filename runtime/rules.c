@@ -52,7 +52,11 @@ typedef struct {
     bool keep;
     int line;
     int expr;
+    int rest; /* indexed: the conjuncts after its leading set test (-1: none), or RU_UNGUARDED */
 } ru_rule;
+
+#define RU_UNGUARDED (-2)  /* a rule the index cannot pass over: tried whole */
+#define RU_INDEX_CASES 1024 /* cases of the indexed path (a table row each), at most */
 
 struct ru_rules {
     const op_schema *schema;
@@ -65,6 +69,21 @@ struct ru_rules {
     const op_field *const *steps;
     const uint64_t *words;
     const char *pool;
+    /* The index. When the first rule begins with a test of a path against a
+     * set of cases (`kind == Outage && ...`, `kind in [..]`, `kind != ..`),
+     * every rule that begins with a test of the same path is a candidate only
+     * for the cases its test admits: the judge reads the path once (as the
+     * first rule would), takes its case's row of rows[] (a bit per rule; the
+     * row after the last case for a miss or a case past the sets) and tries
+     * only the candidates, in order, each from the conjunct after its test.
+     * The verdict and the optics read are those of trying every rule. No
+     * index (nrow 0) when the first rule does not begin so, past 64 rules or
+     * RU_INDEX_CASES cases. */
+    int nrow;              /* cases + 1 */
+    uint8_t icls;          /* RC_ENUM (enums and tags) or RC_BOOL */
+    ru_path ipath;
+    uint64_t judged;       /* the rules ru_judge tries, [0, tried), as bits */
+    const uint64_t *rows;
 };
 
 /* ===================================================== the schema ===== */
@@ -1336,13 +1355,74 @@ static bool parse_rules(ps *P)
         }
         if (!grow(P, (void **)&P->rules, &P->crules, P->nrules + 1, sizeof *P->rules))
             return false;
-        P->rules[P->nrules++] = (ru_rule){keep, k.line, e};
+        P->rules[P->nrules++] = (ru_rule){keep, k.line, e, RU_UNGUARDED};
         if (end.type == T_EOF)
             return true;
     }
 }
 
 static size_t align16(size_t n) { return (n + 15u) & ~(size_t)15u; }
+
+/* The set test rule i's expression begins with (the expression itself, or
+ * the first operand of its &&), *rest the conjuncts after it; or -1. */
+static int leading_set(const ps *P, int i, int *rest)
+{
+    const ru_node *n = &P->nodes[P->rules[i].expr];
+    if (n->op == RN_SET) {
+        *rest = -1;
+        return P->rules[i].expr;
+    }
+    if (n->op == RN_AND && n->kid >= 0 && P->nodes[n->kid].op == RN_SET) {
+        *rest = P->nodes[n->kid].next;
+        return n->kid;
+    }
+    return -1;
+}
+
+static bool same_path(const ps *P, const ru_path *a, const ru_path *b)
+{
+    if (a->optic != b->optic || a->nsteps != b->nsteps)
+        return false;
+    for (int s = 0; s < a->nsteps; s++)
+        if (P->steps[a->step + s] != P->steps[b->step + s])
+            return false;
+    return true;
+}
+
+/* The index's rows (ru_rules): 0 when the rules get none. */
+static int index_rows(const ps *P)
+{
+    int rest;
+    int g = P->nrules > 0 && P->nrules <= 64 ? leading_set(P, 0, &rest) : -1;
+    if (g < 0 || P->nodes[g].nitems > RU_INDEX_CASES)
+        return 0;
+    return P->nodes[g].nitems + 1;
+}
+
+/* Fills the index's rows and each rule's rest (nrow > 0). */
+static void build_index(const ps *P, ru_rule *rules, int nrow, uint64_t *rows, ru_path *ipath,
+                        uint8_t *icls)
+{
+    int rest;
+    const ru_node *g0 = &P->nodes[leading_set(P, 0, &rest)];
+    *ipath = g0->a;
+    *icls = g0->cls;
+    memset(rows, 0, (size_t)nrow * sizeof *rows);
+    for (int i = 0; i < P->nrules; i++) {
+        int g = leading_set(P, i, &rest);
+        if (g >= 0 && same_path(P, &P->nodes[g].a, &g0->a)) {
+            const ru_node *n = &P->nodes[g];
+            rules[i].rest = rest;
+            for (int x = 0; x < nrow - 1 && x < n->nitems; x++)
+                if (P->words[n->items + x / 64] >> (x % 64) & 1u)
+                    rows[x] |= 1ull << i;
+        } else {
+            rules[i].rest = RU_UNGUARDED;
+            for (int x = 0; x < nrow; x++)
+                rows[x] |= 1ull << i;
+        }
+    }
+}
 
 /* The parser's arrays, moved into one block. */
 static ru_rules *compact(ps *P)
@@ -1352,7 +1432,9 @@ static ru_rules *compact(ps *P)
     size_t o_items = o_nodes + align16((size_t)P->nnodes * sizeof(ru_node));
     size_t o_steps = o_items + align16((size_t)P->nitems * sizeof(ru_item));
     size_t o_words = o_steps + align16((size_t)P->nsteps * sizeof(op_field *));
-    size_t o_pool = o_words + align16((size_t)P->nwords * sizeof(uint64_t));
+    int nrow = index_rows(P);
+    size_t o_rows = o_words + align16((size_t)P->nwords * sizeof(uint64_t));
+    size_t o_pool = o_rows + align16((size_t)nrow * sizeof(uint64_t));
     size_t total = o_pool + P->npool + 1;
     char *b = malloc(total);
     if (b == NULL) {
@@ -1365,6 +1447,7 @@ static ru_rules *compact(ps *P)
     ru_item *items = (ru_item *)(void *)(b + o_items);
     const op_field **steps = (const op_field **)(void *)(b + o_steps);
     uint64_t *words = (uint64_t *)(void *)(b + o_words);
+    uint64_t *rows = (uint64_t *)(void *)(b + o_rows);
     char *pool = b + o_pool;
     if (P->nrules)
         memcpy(rules, P->rules, (size_t)P->nrules * sizeof *rules);
@@ -1396,6 +1479,11 @@ static ru_rules *compact(ps *P)
     r->steps = steps;
     r->words = words;
     r->pool = pool;
+    r->nrow = nrow;
+    r->rows = rows;
+    r->judged = r->tried >= 64 ? ~0ull : (1ull << r->tried) - 1;
+    if (nrow > 0)
+        build_index(P, rules, nrow, rows, &r->ipath, &r->icls);
     return r;
 }
 
@@ -1726,24 +1814,61 @@ static bool eval(const ru_rules *r, ru_subject *subj, int i)
     }
 }
 
+/* The index's candidates for the current message (nrow > 0). */
+static inline uint64_t candidates(const ru_rules *r, ru_subject *subj)
+{
+    op_value t;
+    const op_value *v = read_path(r, subj, &r->ipath, &t);
+    unsigned x = (unsigned)r->nrow - 1;
+    if (v != NULL) {
+        unsigned c = r->icls == RC_BOOL ? (unsigned)v->b : (unsigned)v->e;
+        if (c < x)
+            x = c;
+    }
+    return r->rows[x];
+}
+
+/* A candidate of the index holds: its leading test is known to. */
+static inline bool holds_rest(const ru_rules *r, ru_subject *subj, const ru_rule *rule)
+{
+    if (rule->rest == RU_UNGUARDED)
+        return eval_kid(r, subj, rule->expr);
+    for (int k = rule->rest; k >= 0; k = r->nodes[k].next)
+        if (!eval_kid(r, subj, k))
+            return false;
+    return true;
+}
+
+/* The first rule among [0, limit) (bits: the same, as a mask) that holds, or -1. */
+static inline int first_holding(const ru_rules *r, ru_subject *subj, int limit, uint64_t bits)
+{
+    if (r->nrow > 0) {
+        for (uint64_t c = candidates(r, subj) & bits; c != 0; c &= c - 1) {
+            int i = __builtin_ctzll(c);
+            if (holds_rest(r, subj, &r->rules[i]))
+                return i;
+        }
+        return -1;
+    }
+    for (int i = 0; i < limit; i++)
+        if (eval_kid(r, subj, r->rules[i].expr))
+            return i;
+    return -1;
+}
+
 int ru_decide(const ru_rules *r, ru_subject *subj)
 {
     if (subj->schema != r->schema)
         return -1;
-    for (int i = 0; i < r->nrules; i++)
-        if (eval_kid(r, subj, r->rules[i].expr))
-            return i;
-    return -1;
+    return first_holding(r, subj, r->nrules, ~0ull);
 }
 
 bool ru_judge(const ru_rules *r, ru_subject *subj)
 {
     if (subj->schema != r->schema) /* its optic indexes mean nothing here */
         return false;
-    for (int i = 0; i < r->tried; i++)
-        if (eval_kid(r, subj, r->rules[i].expr))
-            return r->rules[i].keep;
-    return false;
+    int i = first_holding(r, subj, r->tried, r->judged);
+    return i >= 0 && r->rules[i].keep;
 }
 
 /* ===================================================== printing ===== */

@@ -543,6 +543,136 @@ START_TEST(lazy_and_read_at_most_once)
 }
 END_TEST
 
+/* The same rules with every expression written `true && (EXPR)`: the
+ * meaning and the reads are the same, and no rule begins with a set test,
+ * so the rules get no index and each is tried in turn. */
+static ru_rules *load_unindexed(const char *text)
+{
+    char out[8192];
+    size_t o = 0;
+    for (const char *l = text; *l != '\0';) {
+        const char *nl = strchr(l, '\n');
+        size_t n = nl != NULL ? (size_t)(nl - l) : strlen(l);
+        REQUIRE(n > 5 && (strncmp(l, "keep ", 5) == 0 || strncmp(l, "drop ", 5) == 0));
+        int w = snprintf(out + o, sizeof out - o, "%.5strue && (%.*s)\n", l, (int)(n - 5), l + 5);
+        REQUIRE(w > 0 && (size_t)w < sizeof out - o);
+        o += (size_t)w;
+        l += n + (nl != NULL);
+    }
+    return load(out);
+}
+
+/* What one judging of m gave and read. */
+typedef struct {
+    int decided;
+    bool kept;
+    uint64_t reads;
+    unsigned scans[FZR_NOPTICS], gets[FZR_NOPTICS];
+} outcome;
+
+static outcome judged_by(const ru_rules *r, const fzr_msg *m, bool model)
+{
+    outcome o;
+    fzr_count_reset();
+    if (model)
+        ru_subject_model(&rd, m);
+    else
+        ru_subject_bytes(&rd, (const uint8_t *)m, sizeof *m);
+    o.kept = ru_judge(r, &rd);
+    o.reads = rd.reads;
+    memcpy(o.scans, fzr_scans, sizeof o.scans);
+    memcpy(o.gets, fzr_gets, sizeof o.gets);
+    /* ru_decide on a fresh read of the same message (ru_judge may stop at a keep sooner) */
+    if (model)
+        ru_subject_model(&rd, m);
+    else
+        ru_subject_bytes(&rd, (const uint8_t *)m, sizeof *m);
+    o.decided = ru_decide(r, &rd);
+    return o;
+}
+
+/* Rules whose expressions begin with a test of one path against a set of
+ * cases (`kind == A && ...`) are tried only for the cases that test admits
+ * (the index): every verdict, the rule that decides and every optic read
+ * must be those of trying each rule in turn, whatever the path's value
+ * (each case, absent), with rules that begin otherwise in between. */
+START_TEST(index_gives_the_verdict_of_each_rule_tried)
+{
+    static const char *const sets[] = {
+        "keep kind == A && big == 1\nkeep kind == B && sev == Mid\nkeep kind == C && flag",
+        "keep kind in [A, B] && sev != Low\ndrop kind == B\nkeep sev == High\n"
+        "keep kind != A && big > 1\nkeep kind == C",
+        "drop kind == A\nkeep kind == A || flag\nkeep kind == B && big == 42 && sev in [Mid, High]",
+        "keep flag == true && sev == Mid\nkeep flag == false && big == 42\nkeep flag != true",
+        "keep many in [C0, C70] && kind == B\nkeep many == C99\nkeep many != C70 && sev == Low\n"
+        "drop many in [C64, C65]\nkeep has(big)",
+        "keep sev == Low\nkeep sev == Mid && kind == A\nkeep sev in [High] && (big == 1 || flag)\n"
+        "drop sev == Mid\nkeep !(kind == C)",
+        "keep deeplvl == Mid && deep == 1\nkeep deeplvl == High\nkeep kind == C && deeplvl != Low",
+        "keep kind == A && big == 1\ndrop kind == B\nkeep kind == C && sev == Mid\ndrop true",
+    };
+    static char many[2][8192];
+    /* 64 rules (the most an index covers) and 65 (no index) */
+    for (int k = 0; k < 2; k++) {
+        size_t o = 0;
+        for (int i = 0; i < 64 + k; i++)
+            o += (size_t)snprintf(many[k] + o, sizeof many[k] - o, "%s kind == %s && big == %d\n",
+                                  i % 3 == 1 ? "drop" : "keep", (const char *[]){"A", "B", "C"}[i % 3],
+                                  i % 5);
+        many[k][o - 1] = '\0';
+    }
+    static const int kinds[] = {-1, 0, 1, 2}, sevs[] = {-1, 0, 1, 2}, manys[] = {-1, 0, 64, 70, 99};
+    static const int64_t bigs[] = {-1, 1, 4, 42};
+    int nsets = (int)(sizeof sets / sizeof *sets) + 2, differed = 0;
+    for (int t = 0; t < nsets; t++) {
+        const char *text = t < nsets - 2 ? sets[t] : many[t - (nsets - 2)];
+        ru_rules *a = load(text), *b = load_unindexed(text);
+        int decisions[66] = {0};
+        for (int ki = 0; ki < 4; ki++)
+            for (int si = 0; si < 4; si++)
+                for (int fi = 0; fi < 3; fi++)
+                    for (int bi = 0; bi < 4; bi++)
+                        for (int mi = 0; mi < 5; mi++) {
+                            fzr_msg m = full();
+                            m.kind = kinds[ki];
+                            m.sev = sevs[si];
+                            m.has_flag = fi > 0;
+                            m.flag = fi == 2;
+                            m.has_big = bigs[bi] >= 0;
+                            m.big = bigs[bi];
+                            m.many = manys[mi];
+                            m.sub.lvl = sevs[(ki + si) % 4];
+                            m.sub.v = bigs[bi] == 1;
+                            for (int model = 0; model < 2; model++) {
+                                outcome x = judged_by(a, &m, model), y = judged_by(b, &m, model);
+                                REQUIREF(x.decided == y.decided && x.kept == y.kept &&
+                                             x.reads == y.reads,
+                                         "rules %d, %s, kind %d sev %d flag %d big %lld many %d: "
+                                         "rule %d (kept %d, %llu reads), tried in turn rule %d "
+                                         "(kept %d, %llu reads)",
+                                         t, model ? "model" : "bytes", m.kind, m.sev, fi,
+                                         (long long)m.big, m.many, x.decided, x.kept,
+                                         (unsigned long long)x.reads, y.decided, y.kept,
+                                         (unsigned long long)y.reads);
+                                REQUIREF(memcmp(x.scans, y.scans, sizeof x.scans) == 0 &&
+                                             memcmp(x.gets, y.gets, sizeof x.gets) == 0,
+                                         "rules %d: other optics read than tried in turn", t);
+                                decisions[x.decided + 1]++;
+                            }
+                        }
+        /* the messages make the rules decide several ways */
+        int ways = 0;
+        for (int i = 0; i < 66; i++)
+            ways += decisions[i] > 0;
+        REQUIREF(ways >= 3, "rules %d: only %d outcomes", t, ways);
+        differed += ways;
+        ru_free(a);
+        ru_free(b);
+    }
+    REQUIRE(differed > 3 * nsets);
+}
+END_TEST
+
 START_TEST(cache_is_per_message)
 {
     ru_rules *r = load("keep big == 42 && name == \"a\\\"b\" && rec.n == 5");
@@ -1223,6 +1353,7 @@ static Suite *rules_suite(void)
     tcase_add_test(t, rules_in_order);
     tcase_add_test(t, where_is_one_keep_rule);
     tcase_add_test(t, lazy_and_read_at_most_once);
+    tcase_add_test(t, index_gives_the_verdict_of_each_rule_tried);
     tcase_add_test(t, cache_is_per_message);
     tcase_add_test(t, readers_agree_with_each_other_and_an_oracle);
     tcase_add_test(t, load_errors);
