@@ -1839,10 +1839,12 @@ static inline bool holds_rest(const ru_rules *r, ru_subject *subj, const ru_rule
     return true;
 }
 
-/* The first rule among [0, limit) (bits: the same, as a mask) that holds, or -1. */
-static inline int first_holding(const ru_rules *r, ru_subject *subj, int limit, uint64_t bits)
+/* The first rule among [0, limit) (bits: the same, as a mask) that holds,
+ * or -1; through the index when the rules have one and indexed is set. */
+static inline int first_holding(const ru_rules *r, ru_subject *subj, int limit, uint64_t bits,
+                                bool indexed)
 {
-    if (r->nrow > 0) {
+    if (indexed && r->nrow > 0) {
         for (uint64_t c = candidates(r, subj) & bits; c != 0; c &= c - 1) {
             int i = __builtin_ctzll(c);
             if (holds_rest(r, subj, &r->rules[i]))
@@ -1860,14 +1862,21 @@ int ru_decide(const ru_rules *r, ru_subject *subj)
 {
     if (subj->schema != r->schema)
         return -1;
-    return first_holding(r, subj, r->nrules, ~0ull);
+    return first_holding(r, subj, r->nrules, ~0ull, true);
+}
+
+int ru_decide_in_turn(const ru_rules *r, ru_subject *subj)
+{
+    if (subj->schema != r->schema)
+        return -1;
+    return first_holding(r, subj, r->nrules, ~0ull, false);
 }
 
 bool ru_judge(const ru_rules *r, ru_subject *subj)
 {
     if (subj->schema != r->schema) /* its optic indexes mean nothing here */
         return false;
-    int i = first_holding(r, subj, r->tried, r->judged);
+    int i = first_holding(r, subj, r->tried, r->judged, true);
     return i >= 0 && r->rules[i].keep;
 }
 

@@ -177,6 +177,11 @@ bool ru_judge(const ru_rules *r, ru_subject *subj);
 /* The rule that decides the current message, or -1 when none holds. */
 int ru_decide(const ru_rules *r, ru_subject *subj);
 
+/* The same, every rule tried in turn: without the index by which ru_judge
+ * and ru_decide pass over the rules whose leading test fails (docs/rules.md);
+ * for tests, which check that the index changes nothing. */
+int ru_decide_in_turn(const ru_rules *r, ru_subject *subj);
+
 /* Writes optic o's value v as text into buf (NUL-terminated): an enum or a
  * tag as its case name, a string JSON-escaped in quotes, numbers as JSON,
  * true/false, a record as JSON (o->encode), a raw value as its bytes (from

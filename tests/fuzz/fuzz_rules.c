@@ -5,7 +5,8 @@
  *           never crashes; a refusal names the file and a line:col inside
  *           the input; rules that load judge every fixed message the same
  *           way twice, on its bytes and on its model, read each optic at
- *           most once, and ru_decide agrees with ru_judge.
+ *           most once, and ru_decide agrees with ru_judge and with the
+ *           rules tried in turn (ru_decide_in_turn: no index).
  *
  * It needs the runtime alone: tests/unit/test_rules.c links it too. */
 #include <stdio.h>
@@ -425,6 +426,8 @@ static const char *fzr_judge_all(const ru_rules *r)
                 return "rules: an optic was scanned twice for one message";
         if (v1 != (d >= 0 && ru_rule_keeps(r, d)))
             return "rules: ru_decide's rule says otherwise than ru_judge";
+        if (ru_decide_in_turn(r, &fzr.rd) != d)
+            return "rules: the rules tried in turn decide otherwise than through the index";
         ru_subject_bytes(&fzr.rd, (const uint8_t *)m, sizeof *m);
         if (ru_judge(r, &fzr.rd) != v1)
             return "rules: the same message judged twice gives two verdicts";

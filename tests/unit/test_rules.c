@@ -588,6 +588,8 @@ static outcome judged_by(const ru_rules *r, const fzr_msg *m, bool model)
     else
         ru_subject_bytes(&rd, (const uint8_t *)m, sizeof *m);
     o.decided = ru_decide(r, &rd);
+    REQUIREF(ru_decide_in_turn(r, &rd) == o.decided, "ru_decide_in_turn says rule %d, ru_decide %d",
+             ru_decide_in_turn(r, &rd), o.decided);
     return o;
 }
 
