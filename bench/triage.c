@@ -5,6 +5,10 @@
  *   decode         decode the whole Issue into an arena, judge the model
  *   optics         slice out the detail, judge it through the scanners
  *   detail         slice out the detail alone (the walk the optics start with)
+ *   direct         the default rules written in C: the generated scanners
+ *                  called by name, no rules engine (what the engine adds is
+ *                  optics less this); run only while schema/default.rules
+ *                  gives every message of the pool the same verdict
  *   optics-json    optics with --verify json: one pass validates the message
  *                  and finds the detail (jsonvalid.h), then the leaves
  *   optics-schema  optics with --verify schema: the generated validator
@@ -81,7 +85,35 @@ static int verdict_optics(ctx_t *c, size_t i)
     return po_judge(&c->policy, &c->rd->ru, &kind) ? kind : -1;
 }
 
+/* schema/default.rules as C, over the scanners: the kind when kept, else -1. */
+static int verdict_direct(ctx_t *c, size_t i)
+{
+    tr_message m = msg_at(c, i);
+    tr_view_Detail d;
+    tr_Detail_kind k;
+    if (!tr_seek_detail(m, &d) || !tr_scan_kind(d, &k))
+        return -1;
+    bool keep = false;
+    if (k == TR_DETAIL_INCIDENT) {
+        tr_Severity sev;
+        tr_Tier tier;
+        keep = tr_scan_severity(d, &sev) && (sev == TR_SEVERITY_SEV1 || sev == TR_SEVERITY_SEV2) &&
+               tr_scan_tier(d, &tier) && tier == TR_TIER_CRITICAL;
+    } else if (k == TR_DETAIL_BUG) {
+        tr_Module mod;
+        keep = tr_scan_module(d, &mod) && mod == TR_MODULE_PAYMENTS;
+    } else if (k == TR_DETAIL_REQUEST) {
+        tr_Plan plan;
+        tr_Votes votes;
+        ar_reset(&c->arena);
+        keep = tr_scan_plan(d, &plan) && (plan == TR_PLAN_BUSINESS || plan == TR_PLAN_ENTERPRISE) &&
+               tr_scan_votes(d, &votes, &c->arena) && votes.count >= 130;
+    }
+    return keep ? (int)k : -1;
+}
+
 static void run_decode(void *ctx, size_t i) { bn_sink += (uint64_t)verdict_decode(ctx, i); }
+static void run_direct(void *ctx, size_t i) { bn_sink += (uint64_t)verdict_direct(ctx, i); }
 static void run_optics(void *ctx, size_t i) { bn_sink += (uint64_t)verdict_optics(ctx, i); }
 
 static void run_json_validate(void *ctx, size_t i)
@@ -233,18 +265,27 @@ int bench_triage(const bn_opts *o)
                 rc = 1;
             }
         }
+        /* the direct row is the default rules: it runs while they are */
+        bool direct = true;
+        for (size_t i = 0; i < POOL && direct; i++)
+            direct = verdict_direct(c, i) == verdict_optics(c, i);
+        if (!direct && l == 0)
+            fprintf(stderr, "triage-bench: no direct row: the rules in use are not the default "
+                            "rules it writes in C\n");
         if (rc == 0) {
             size_t avg = c->pool.total / POOL;
-            /* decode, optics and detail timed together, their reps in
-             * turns (bench.h): the ratios the targets read */
-            const bn_fn fns[3] = {run_decode, run_optics, run_detail};
-            void *const ctxs[3] = {c, c, c};
-            bn_result res[3];
-            bn_time_each(o, POOL, 3, fns, ctxs, res);
+            /* decode, optics, detail and direct timed together, their reps
+             * in turns (bench.h): the ratios the targets read */
+            const bn_fn fns[4] = {run_decode, run_optics, run_detail, run_direct};
+            void *const ctxs[4] = {c, c, c, c};
+            bn_result res[4];
+            bn_time_each(o, POOL, direct ? 4 : 3, fns, ctxs, res);
             bn_result dec = res[0];
             report(o, "decode", layouts[l], &res[0], dec.median_ns, avg);
             report(o, "optics", layouts[l], &res[1], dec.median_ns, avg);
             report(o, "detail", layouts[l], &res[2], dec.median_ns, avg);
+            if (direct)
+                report(o, "direct", layouts[l], &res[3], dec.median_ns, avg);
             static const struct {
                 const char *name;
                 vf_level level;
