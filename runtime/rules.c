@@ -1845,6 +1845,8 @@ static inline int first_holding(const ru_rules *r, ru_subject *subj, int limit, 
                                 bool indexed)
 {
     if (indexed && r->nrow > 0) {
+        if (bits == 0) /* nothing to try: read nothing */
+            return -1;
         for (uint64_t c = candidates(r, subj) & bits; c != 0; c &= c - 1) {
             int i = __builtin_ctzll(c);
             if (holds_rest(r, subj, &r->rules[i]))

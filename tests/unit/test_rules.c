@@ -612,6 +612,7 @@ START_TEST(index_gives_the_verdict_of_each_rule_tried)
         "drop sev == Mid\nkeep !(kind == C)",
         "keep deeplvl == Mid && deep == 1\nkeep deeplvl == High\nkeep kind == C && deeplvl != Low",
         "keep kind == A && big == 1\ndrop kind == B\nkeep kind == C && sev == Mid\ndrop true",
+        "drop kind == A && big == 1\ndrop kind == B", /* ru_judge has nothing to try */
     };
     static char many[2][8192];
     /* 64 rules (the most an index covers) and 65 (no index) */
