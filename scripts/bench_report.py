@@ -361,6 +361,20 @@ def main():
         peers_target("optics within 3× of memchr over the bytes before detail", "first", "optics", "memchr-front", 3.0)
         w("")
 
+        # Issue 12's (the rules engine), from the same rows.
+        w("## Targets (issue 12: the rules over every optic), ratios in this run\n")
+        w("| target | layout | measured | met |")
+        w("|---|---|---|---|")
+        peers_target("optics at least 10× faster than decode", "late", "decode", "optics", 10.0,
+                     at_least=True)
+        peers_target("optics at least 30× faster than decode", "first", "decode", "optics", 30.0,
+                     at_least=True)
+        peers_target("optics at most 0.5× simdjson On-Demand's time", "late", "optics",
+                     "simdjson-ondemand", 0.5)
+        peers_target("optics at most 0.35× simdjson On-Demand's time", "first", "optics",
+                     "simdjson-ondemand", 0.35)
+        w("")
+
     sweep = [r for r in rows if r.get("bench") == "sweep"]
     if sweep:
         sizes = sorted({r["size"] for r in sweep})
