@@ -50,7 +50,7 @@ int main(int argc, char **argv)
 
     /* The message being judged, with the optics read from it so far. Its
      * arena takes the strings scanners unescape: as large as a message can be. */
-    static ru_subject subj; /* about 14 KiB: not on the stack */
+    static ru_subject subj; /* about 20 KiB: not on the stack */
     ar_arena arena;
     void *mem = malloc(FR_DEFAULT_MAX_LEN);
     size_t n;

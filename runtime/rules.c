@@ -1597,22 +1597,34 @@ uint64_t ru_optics_used(const ru_rules *r) { return r->used; }
 
 bool ru_subject_init(ru_subject *subj, const op_schema *s, ar_arena *a)
 {
-    memset(subj, 0, offsetof(ru_subject, val));
+    memset(subj, 0, offsetof(ru_subject, scratch));
     subj->schema = s;
     subj->arena = a;
+    uint16_t at[RU_MAX_OPTICS];
     size_t total;
-    if (s->noptics > RU_MAX_OPTICS || !scratch_plan(s, subj->at, &total))
+    if (s->noptics > RU_MAX_OPTICS || !scratch_plan(s, at, &total))
         return false;
-    for (int i = 0; i < s->noptics; i++)
-        subj->can[i] = readable(s, i);
+    for (int i = 0; i < s->noptics; i++) {
+        const op_optic *o = &s->optics[i];
+        ru_slot *sl = &subj->slot[i];
+        sl->at = at[i];
+        sl->scan = o->scan;
+        sl->base = o->base;
+        if (!readable(s, i))
+            sl->how = RU_NEVER;
+        else if (o->source_is_root)
+            sl->how = RU_ROOT;
+        else
+            sl->how = s->optics[o->base].seek != NULL ? RU_SEEK : RU_BASE;
+    }
     return true;
 }
 
 static void next_message(ru_subject *subj)
 {
     if (++subj->gen == 0) {
-        memset(subj->seen, 0, sizeof subj->seen);
-        memset(subj->sought, 0, sizeof subj->sought);
+        for (int i = 0; i < RU_MAX_OPTICS; i++)
+            subj->slot[i].seen = subj->slot[i].sought = 0;
         subj->gen = 1;
     }
 }
@@ -1645,68 +1657,81 @@ void ru_subject_model(ru_subject *subj, const void *root)
  * store it reads from is not forwarded); the field the rule reads is. */
 static const op_value *fill(ru_subject *subj, int i);
 
-/* Optic i's value in the current message, or NULL for a miss. */
+/* Caches optic s's outcome (its value in s->val when hit). */
+static inline const op_value *filled(ru_subject *subj, ru_slot *s, bool hit)
+{
+    subj->reads++;
+    s->hit = hit;
+    s->seen = subj->gen;
+    return hit ? &s->val : NULL;
+}
+
+/* Scans optic s from p to the message's end into its slot. */
+static inline const op_value *scan_into(ru_subject *subj, ru_slot *s, const uint8_t *p)
+{
+    memset(&s->val, 0, sizeof s->val);
+    return filled(subj, s,
+                  s->scan(p, (size_t)(subj->p + subj->n - p), &s->val,
+                          s->at ? subj->scratch + s->at - 1 : NULL, subj->arena));
+}
+
+/* Optic i's value in the current message, or NULL for a miss. In line: the
+ * cache, and the usual read, through a raw base already sought; the rest in
+ * fill. */
 static inline const op_value *read_optic(ru_subject *subj, int i)
 {
-    if (subj->seen[i] == subj->gen)
-        return subj->hit[i] ? &subj->val[i] : NULL;
+    ru_slot *s = &subj->slot[i];
+    uint32_t g = subj->gen;
+    if (s->seen == g)
+        return s->hit ? &s->val : NULL;
+    if (s->how == RU_SEEK) {
+        const ru_slot *b = &subj->slot[s->base];
+        if (b->sought == g && b->seen != g && !subj->model)
+            return b->start != NULL ? scan_into(subj, s, b->start) : filled(subj, s, false);
+    }
     return fill(subj, i);
 }
 
-/* The bytes of base optic b of the current message for an optic read
- * through it: its value when read already (or seeded), else where it
- * starts, up to the message's end (sought once). */
-static bool base_bytes(ru_subject *subj, int b, const uint8_t **p, size_t *n)
-{
-    const op_optic *o = &subj->schema->optics[b];
-    if (subj->seen[b] == subj->gen || o->seek == NULL || !o->source_is_root) {
-        const op_value *v = read_optic(subj, b);
-        if (v == NULL)
-            return false;
-        *p = v->bytes.p;
-        *n = v->bytes.n;
-        return true;
-    }
-    if (subj->sought[b] != subj->gen) {
-        op_value v;
-        subj->start[b] = o->seek(subj->p, subj->n, &v) ? v.bytes.p : NULL;
-        subj->sought[b] = subj->gen;
-        subj->reads++;
-    }
-    if (subj->start[b] == NULL)
-        return false;
-    *p = subj->start[b];
-    *n = (size_t)(subj->p + subj->n - subj->start[b]);
-    return true;
-}
-
-/* Reads optic i (readable) into the cache; its base through the cache. */
-static const op_value *fill(ru_subject *subj, int i)
+/* Reads optic i (readable) into the cache: from the decoded root (its
+ * getter, on its base's value when it has one); from the message's bytes at
+ * the root, or through a raw base (sought once a message, its end never
+ * looked for), or through a base read whole or seeded. */
+static __attribute__((noinline)) const op_value *fill(ru_subject *subj, int i)
 {
     const op_optic *o = &subj->schema->optics[i];
-    void *scratch = subj->at[i] ? subj->scratch + subj->at[i] - 1 : NULL;
-    op_value *v = &subj->val[i];
-    memset(v, 0, sizeof *v);
-    bool hit;
-    if (o->source_is_root) {
-        hit = subj->model ? o->get(subj->root, v) : o->scan(subj->p, subj->n, v, scratch, subj->arena);
-    } else if (subj->model) {
+    ru_slot *s = &subj->slot[i];
+    if (subj->model) {
+        memset(&s->val, 0, sizeof s->val);
+        if (o->source_is_root)
+            return filled(subj, s, o->get(subj->root, &s->val));
         const op_value *b = read_optic(subj, o->base);
-        hit = b != NULL && o->get(b->ptr, v);
-    } else {
-        const uint8_t *bp;
-        size_t bn;
-        hit = base_bytes(subj, o->base, &bp, &bn) && o->scan(bp, bn, v, scratch, subj->arena);
+        return filled(subj, s, b != NULL && o->get(b->ptr, &s->val));
     }
-    subj->reads++;
-    subj->hit[i] = hit;
-    subj->seen[i] = subj->gen;
-    return hit ? v : NULL;
+    if (s->how == RU_ROOT)
+        return scan_into(subj, s, subj->p);
+    ru_slot *b = &subj->slot[s->base];
+    if (s->how == RU_SEEK && b->seen != subj->gen) {
+        if (b->sought != subj->gen) {
+            op_value v;
+            b->start = subj->schema->optics[s->base].seek(subj->p, subj->n, &v) ? v.bytes.p : NULL;
+            b->sought = subj->gen;
+            subj->reads++;
+        }
+        return b->start != NULL ? scan_into(subj, s, b->start) : filled(subj, s, false);
+    }
+    /* through a base read whole (or seeded): its bytes exactly */
+    const op_value *bv = read_optic(subj, s->base);
+    if (bv == NULL)
+        return filled(subj, s, false);
+    memset(&s->val, 0, sizeof s->val);
+    return filled(subj, s,
+                  s->scan(bv->bytes.p, bv->bytes.n, &s->val, s->at ? subj->scratch + s->at - 1 : NULL,
+                          subj->arena));
 }
 
 const op_value *ru_value(ru_subject *subj, int optic)
 {
-    if (optic < 0 || optic >= subj->schema->noptics || !subj->can[optic])
+    if (optic < 0 || optic >= subj->schema->noptics || subj->slot[optic].how == RU_NEVER)
         return NULL;
     return read_optic(subj, optic);
 }

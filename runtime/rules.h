@@ -43,7 +43,7 @@
  * Rules are immutable once loaded, so threads may share them. They keep
  * pointers into the op_schema, which must outlive them (it is static).
  * Judging allocates nothing: an ru_subject, the message being judged
- * (about 17 KiB; on the caller's stack or reused), holds a cache of the optics read for the current message,
+ * (about 20 KiB; on the caller's stack or reused), holds a cache of the optics read for the current message,
  * the scratch record optics are scanned into, and the caller's arena, which
  * ru_subject_bytes resets per message and scanners unescape strings into
  * (give it at least the largest message's size, or an escaped string may
@@ -105,9 +105,33 @@ int ru_rule_line(const ru_rules *r, int i);
  * verdict costs. */
 uint64_t ru_optics_used(const ru_rules *r);
 
+/* How a subject reads an optic from a message's bytes (ru_slot.how). */
+enum {
+    RU_NEVER, /* it cannot be read from a message */
+    RU_ROOT,  /* its scanner over the whole message */
+    RU_SEEK,  /* through a raw base sought once (op_optic.seek), from where it starts */
+    RU_BASE,  /* through a base read whole */
+};
+
+/* One optic in a subject: its value for the current message, and what
+ * reading it takes (copied from the schema when the subject is bound). */
+typedef struct {
+    uint32_t seen;   /* val holds this message's value (hit) or a miss when seen == gen */
+    uint32_t sought; /* a raw base sought, not read: start is where it begins
+                      * (NULL: a miss) when sought == gen */
+    bool hit;
+    uint8_t how;     /* RU_NEVER .. RU_BASE */
+    uint16_t at;     /* a record optic: 1 + its offset into scratch; else 0 */
+    int32_t base;    /* RU_SEEK, RU_BASE: the optic it reads through */
+    bool (*scan)(const uint8_t *p, size_t n, op_value *out, void *scratch, ar_arena *a);
+    const uint8_t *start;
+    op_value val;
+} ru_slot;
+
 /* The message being judged: its bytes or its decoded root, and its optics,
  * each read at most once. Private fields: set up with ru_subject_init, then
- * one ru_subject_bytes or ru_subject_model per message. */
+ * one ru_subject_bytes or ru_subject_model per message. Reading an optic
+ * touches its own slot (and its base's) and nothing else of the subject. */
 typedef struct {
     const op_schema *schema;
     ar_arena *arena;
@@ -115,18 +139,9 @@ typedef struct {
     size_t n;
     const void *root; /* or its decoded root */
     bool model;       /* which of the two */
-    uint32_t gen;     /* val[i] holds this message's optic i when seen[i] == gen */
-    uint32_t seen[RU_MAX_OPTICS];
-    bool hit[RU_MAX_OPTICS];
-    bool can[RU_MAX_OPTICS];    /* optic i can be read from a message */
-    uint16_t at[RU_MAX_OPTICS]; /* record optics: 1 + offset into scratch */
-    uint64_t reads;             /* optics read for this message, bases included */
-    /* A raw base sought (op_optic.seek), not read: its value's first byte
-     * (NULL: a miss) when sought[i] == gen. Optics read through a base
-     * need only where it starts, so its end is not looked for. */
-    uint32_t sought[RU_MAX_OPTICS];
-    const uint8_t *start[RU_MAX_OPTICS];
-    op_value val[RU_MAX_OPTICS];
+    uint32_t gen;     /* the current message's number (slots compare with it) */
+    uint64_t reads;   /* optics read for this message, bases included */
+    ru_slot slot[RU_MAX_OPTICS];
     _Alignas(16) unsigned char scratch[RU_SCRATCH];
 } ru_subject;
 
@@ -152,10 +167,11 @@ static inline void ru_subject_seed(ru_subject *subj, int optic, bool hit, const 
 {
     if (optic < 0 || optic >= RU_MAX_OPTICS)
         return;
-    subj->seen[optic] = subj->gen;
-    subj->hit[optic] = hit;
+    ru_slot *s = &subj->slot[optic];
+    s->seen = subj->gen;
+    s->hit = hit;
     if (hit)
-        subj->val[optic] = *v;
+        s->val = *v;
 }
 
 /* Optic i of the current message, through the cache: the cached value
@@ -192,5 +208,12 @@ size_t ru_format(const op_optic *o, const op_value *v, bool from_model, char *bu
 
 /* Whether the subject's current message is a decoded model (for ru_format). */
 static inline bool ru_subject_is_model(const ru_subject *subj) { return subj->model; }
+
+/* Whether optic i of the current message has been read (or seeded), hit or
+ * miss: for a test of what a verdict reads. */
+static inline bool ru_subject_read(const ru_subject *subj, int optic)
+{
+    return optic >= 0 && optic < RU_MAX_OPTICS && subj->slot[optic].seen == subj->gen;
+}
 
 #endif

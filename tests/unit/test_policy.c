@@ -283,7 +283,7 @@ static bool was_read(const char *optic)
 {
     int i = op_find(&tr_schema, optic, strlen(optic));
     REQUIRE(i >= 0);
-    return rd->ru.seen[i] == rd->ru.gen;
+    return ru_subject_read(&rd->ru, i);
 }
 
 static void lazy_one(const tr_Issue *is, tr_message m, void *arg)
