@@ -11,7 +11,10 @@
  *     from generated messages (strings JSON-escaped in several ways, numbers
  *     as JSON, f64 with %.17g and its neighbours), and edge numbers; the
  *     text is laid out with random spaces, comments, CRLF and line breaks
- *     inside open brackets. Every such text must load.
+ *     inside open brackets. A third of the sets begin most rules with a
+ *     test of one enum, tag or bool path (`kind == A && ...`, as rules by
+ *     kind are written: the form the engine indexes). Every such text must
+ *     load.
  *   - the verdict on each generated message (types[root].random + encode,
  *     and encode_first with first_field, sizes 2..40) through the bytes
  *     reader at each verify level (off; json: js_validate first; schema:
