@@ -224,7 +224,7 @@ struct hp_engine {
     struct sockaddr_storage up_addr;
     socklen_t up_len;
     int ep, lfd, efd;
-    hp_conn *conns, *up, *dirty;
+    hp_conn *conns, *up, *dirty, *dirty_tail; /* dirty: pumped first in, first out */
     hp_msg *free_msgs;
     slab *slabs;
     hp_call *free_calls;       /* calls kept for reuse, with their header buffers */
@@ -637,8 +637,12 @@ static void mark_dirty(hp_conn *c)
     if (c == NULL || c->dirty || c->closed)
         return;
     c->dirty = true;
-    c->dnext = c->e->dirty;
-    c->e->dirty = c;
+    c->dnext = NULL;
+    if (c->e->dirty_tail != NULL)
+        c->e->dirty_tail->dnext = c;
+    else
+        c->e->dirty = c;
+    c->e->dirty_tail = c;
 }
 
 /* ---- idle client connections, oldest first */
@@ -2618,6 +2622,8 @@ static void pump_dirty(hp_engine *e)
     for (int rounds = 0; e->dirty != NULL && rounds < 100000; rounds++) {
         hp_conn *c = e->dirty;
         e->dirty = c->dnext;
+        if (e->dirty == NULL)
+            e->dirty_tail = NULL;
         c->dirty = false;
         pump(c);
     }
@@ -2834,7 +2840,7 @@ void hp_free(hp_engine *e)
         return;
     for (hp_conn *c = e->conns; c != NULL; c = c->next)
         conn_fail(c, why_stopped);
-    e->dirty = NULL;
+    e->dirty = e->dirty_tail = NULL;
     for (hp_conn *c = e->conns; c != NULL; c = c->next)
         c->dirty = false;
     conn_reap(e, true);
