@@ -79,10 +79,8 @@ struct ru_rules {
      * The verdict and the optics read are those of trying every rule. No
      * index (nrow 0) when the first rule does not begin so, past 64 rules or
      * RU_INDEX_CASES cases. */
-    int nrow;              /* cases + 1 */
-    uint8_t icls;          /* RC_ENUM (enums and tags) or RC_BOOL */
-    ru_path ipath;
-    uint64_t judged;       /* the rules ru_judge tries, [0, tried), as bits */
+    int nrow;  /* cases + 1 */
+    const ru_node *guard; /* the first rule's leading set test: its path and class */
     const uint64_t *rows;
 };
 
@@ -1399,14 +1397,12 @@ static int index_rows(const ps *P)
     return P->nodes[g].nitems + 1;
 }
 
-/* Fills the index's rows and each rule's rest (nrow > 0). */
-static void build_index(const ps *P, ru_rule *rules, int nrow, uint64_t *rows, ru_path *ipath,
-                        uint8_t *icls)
+/* Fills the index's rows and each rule's rest (nrow > 0); returns the
+ * first rule's leading set test. */
+static int build_index(const ps *P, ru_rule *rules, int nrow, uint64_t *rows)
 {
-    int rest;
-    const ru_node *g0 = &P->nodes[leading_set(P, 0, &rest)];
-    *ipath = g0->a;
-    *icls = g0->cls;
+    int rest, guard = leading_set(P, 0, &rest);
+    const ru_node *g0 = &P->nodes[guard];
     memset(rows, 0, (size_t)nrow * sizeof *rows);
     for (int i = 0; i < P->nrules; i++) {
         int g = leading_set(P, i, &rest);
@@ -1422,6 +1418,7 @@ static void build_index(const ps *P, ru_rule *rules, int nrow, uint64_t *rows, r
                 rows[x] |= 1ull << i;
         }
     }
+    return guard;
 }
 
 /* The parser's arrays, moved into one block. */
@@ -1481,9 +1478,7 @@ static ru_rules *compact(ps *P)
     r->pool = pool;
     r->nrow = nrow;
     r->rows = rows;
-    r->judged = r->tried >= 64 ? ~0ull : (1ull << r->tried) - 1;
-    if (nrow > 0)
-        build_index(P, rules, nrow, rows, &r->ipath, &r->icls);
+    r->guard = nrow > 0 ? &nodes[build_index(P, rules, nrow, rows)] : NULL;
     return r;
 }
 
@@ -1666,13 +1661,21 @@ static inline const op_value *filled(ru_subject *subj, ru_slot *s, bool hit)
     return hit ? &s->val : NULL;
 }
 
-/* Scans optic s from p to the message's end into its slot. */
-static inline const op_value *scan_into(ru_subject *subj, ru_slot *s, const uint8_t *p)
+/* Scans optic s over n bytes at p into its slot. */
+static inline const op_value *scan_into(ru_subject *subj, ru_slot *s, const uint8_t *p, size_t n)
 {
     memset(&s->val, 0, sizeof s->val);
     return filled(subj, s,
-                  s->scan(p, (size_t)(subj->p + subj->n - p), &s->val,
-                          s->at ? subj->scratch + s->at - 1 : NULL, subj->arena));
+                  s->scan(p, n, &s->val, s->at ? subj->scratch + s->at - 1 : NULL, subj->arena));
+}
+
+/* Optic s read from where its raw base b starts (sought), to the
+ * message's end: a miss when the base is absent. */
+static inline const op_value *from_start(ru_subject *subj, ru_slot *s, const ru_slot *b)
+{
+    if (b->start == NULL)
+        return filled(subj, s, false);
+    return scan_into(subj, s, b->start, (size_t)(subj->p + subj->n - b->start));
 }
 
 /* Optic i's value in the current message, or NULL for a miss. In line: the
@@ -1687,7 +1690,7 @@ static inline const op_value *read_optic(ru_subject *subj, int i)
     if (s->how == RU_SEEK) {
         const ru_slot *b = &subj->slot[s->base];
         if (b->sought == g && b->seen != g && !subj->model)
-            return b->start != NULL ? scan_into(subj, s, b->start) : filled(subj, s, false);
+            return from_start(subj, s, b);
     }
     return fill(subj, i);
 }
@@ -1708,7 +1711,7 @@ static __attribute__((noinline)) const op_value *fill(ru_subject *subj, int i)
         return filled(subj, s, b != NULL && o->get(b->ptr, &s->val));
     }
     if (s->how == RU_ROOT)
-        return scan_into(subj, s, subj->p);
+        return scan_into(subj, s, subj->p, subj->n);
     ru_slot *b = &subj->slot[s->base];
     if (s->how == RU_SEEK && b->seen != subj->gen) {
         if (b->sought != subj->gen) {
@@ -1717,16 +1720,11 @@ static __attribute__((noinline)) const op_value *fill(ru_subject *subj, int i)
             b->sought = subj->gen;
             subj->reads++;
         }
-        return b->start != NULL ? scan_into(subj, s, b->start) : filled(subj, s, false);
+        return from_start(subj, s, b);
     }
     /* through a base read whole (or seeded): its bytes exactly */
     const op_value *bv = read_optic(subj, s->base);
-    if (bv == NULL)
-        return filled(subj, s, false);
-    memset(&s->val, 0, sizeof s->val);
-    return filled(subj, s,
-                  s->scan(bv->bytes.p, bv->bytes.n, &s->val, s->at ? subj->scratch + s->at - 1 : NULL,
-                          subj->arena));
+    return bv != NULL ? scan_into(subj, s, bv->bytes.p, bv->bytes.n) : filled(subj, s, false);
 }
 
 const op_value *ru_value(ru_subject *subj, int optic)
@@ -1745,13 +1743,19 @@ bool ru_read(ru_subject *subj, int optic, op_value *out)
 }
 
 /* A path's value (its optic's, then each .field step's, into tmp), or NULL. */
-static inline const op_value *read_path(const ru_rules *r, ru_subject *subj, const ru_path *p,
-                                        op_value *tmp)
+static inline __attribute__((always_inline)) const op_value *
+read_path(const ru_rules *r, ru_subject *subj, const ru_path *p, op_value *tmp)
 {
     const op_value *v = read_optic(subj, p->optic);
     for (int s = 0; s < p->nsteps && v != NULL; s++)
         v = r->steps[p->step + s]->get(v->ptr, tmp) ? tmp : NULL; /* ptr read before tmp is written */
     return v;
+}
+
+/* The bit a value stands for in set node n's cases (bools: 1 for true). */
+static inline unsigned set_bit_of(const ru_node *n, const op_value *v)
+{
+    return n->cls == RC_BOOL ? (unsigned)v->b : (unsigned)v->e;
 }
 
 /* An enum, tag or bool in a set of cases: the commonest node, tested in
@@ -1762,7 +1766,7 @@ static inline bool eval_set(const ru_rules *r, ru_subject *subj, const ru_node *
     const op_value *a = read_path(r, subj, &n->a, &t);
     if (a == NULL)
         return false;
-    unsigned x = n->cls == RC_BOOL ? (unsigned)a->b : (unsigned)a->e;
+    unsigned x = set_bit_of(n, a);
     return x < (unsigned)n->nitems && (r->words[n->items + (int)(x / 64)] >> (x % 64) & 1u);
 }
 
@@ -1839,14 +1843,16 @@ static bool eval(const ru_rules *r, ru_subject *subj, int i)
     }
 }
 
-/* The index's candidates for the current message (nrow > 0). */
+/* The index's candidates for the current message (nrow > 0): the row of
+ * the case the guard's path reads. */
 static inline uint64_t candidates(const ru_rules *r, ru_subject *subj)
 {
+    const ru_node *g = r->guard;
     op_value t;
-    const op_value *v = read_path(r, subj, &r->ipath, &t);
+    const op_value *v = read_path(r, subj, &g->a, &t);
     unsigned x = (unsigned)r->nrow - 1;
     if (v != NULL) {
-        unsigned c = r->icls == RC_BOOL ? (unsigned)v->b : (unsigned)v->e;
+        unsigned c = set_bit_of(g, v);
         if (c < x)
             x = c;
     }
@@ -1864,14 +1870,15 @@ static inline bool holds_rest(const ru_rules *r, ru_subject *subj, const ru_rule
     return true;
 }
 
-/* The first rule among [0, limit) (bits: the same, as a mask) that holds,
- * or -1; through the index when the rules have one and indexed is set. */
-static inline int first_holding(const ru_rules *r, ru_subject *subj, int limit, uint64_t bits,
-                                bool indexed)
+/* The first rule among [0, limit) that holds, or -1; through the index
+ * when the rules have one and indexed is set. */
+static inline int first_holding(const ru_rules *r, ru_subject *subj, int limit, bool indexed)
 {
     if (indexed && r->nrow > 0) {
-        if (bits == 0) /* nothing to try: read nothing */
+        if (limit == 0) /* nothing to try: read nothing */
             return -1;
+        /* an index has at most 64 rules */
+        uint64_t bits = limit >= 64 ? ~0ull : (1ull << limit) - 1;
         for (uint64_t c = candidates(r, subj) & bits; c != 0; c &= c - 1) {
             int i = __builtin_ctzll(c);
             if (holds_rest(r, subj, &r->rules[i]))
@@ -1889,21 +1896,21 @@ int ru_decide(const ru_rules *r, ru_subject *subj)
 {
     if (subj->schema != r->schema)
         return -1;
-    return first_holding(r, subj, r->nrules, ~0ull, true);
+    return first_holding(r, subj, r->nrules, true);
 }
 
 int ru_decide_in_turn(const ru_rules *r, ru_subject *subj)
 {
     if (subj->schema != r->schema)
         return -1;
-    return first_holding(r, subj, r->nrules, ~0ull, false);
+    return first_holding(r, subj, r->nrules, false);
 }
 
 bool ru_judge(const ru_rules *r, ru_subject *subj)
 {
     if (subj->schema != r->schema) /* its optic indexes mean nothing here */
         return false;
-    int i = first_holding(r, subj, r->tried, r->judged, true);
+    int i = first_holding(r, subj, r->tried, true);
     return i >= 0 && r->rules[i].keep;
 }
 
