@@ -257,6 +257,8 @@ int bench_triage(const bn_opts *o)
             fprintf(stderr, "triage-bench: out of memory\n");
             return 1;
         }
+        /* the direct row is the default rules: it runs while they are */
+        bool direct = true;
         for (size_t i = 0; i < POOL; i++) {
             int d = verdict_decode(c, i), op = verdict_optics(c, i);
             if (d != op) {
@@ -264,11 +266,8 @@ int bench_triage(const bn_opts *o)
                         layouts[l], d, op);
                 rc = 1;
             }
+            direct = direct && verdict_direct(c, i) == op;
         }
-        /* the direct row is the default rules: it runs while they are */
-        bool direct = true;
-        for (size_t i = 0; i < POOL && direct; i++)
-            direct = verdict_direct(c, i) == verdict_optics(c, i);
         if (!direct && l == 0)
             fprintf(stderr, "triage-bench: no direct row: the rules in use are not the default "
                             "rules it writes in C\n");

@@ -7,12 +7,13 @@
 #include "gzip.h"
 
 #define GEN_ARENA (64u << 20)
+#define GEN_FRAME (FR_HEADER_LEN + (size_t)ISS_MAX_MESSAGE) /* a frame: header and body */
 
 struct iss_gen {
     int size;
     ar_arena arena;
     uint8_t *mem;
-    uint8_t *frame; /* 5 + ISS_MAX_MESSAGE bytes */
+    uint8_t *frame; /* GEN_FRAME bytes */
     void *root;     /* the generated root, tr_schema's root type */
     double ratio;   /* share of frames compressed */
     gz_deflater gz; /* when ratio > 0 */
@@ -26,7 +27,7 @@ iss_gen *iss_gen_new(int size)
         return NULL;
     g->size = size;
     g->mem = ar_map(GEN_ARENA);
-    g->frame = ar_map(5 + (size_t)ISS_MAX_MESSAGE);
+    g->frame = ar_map(GEN_FRAME);
     g->root = calloc(1, tr_schema.types[tr_schema.root].size);
     if (g->mem == NULL || g->frame == NULL || g->root == NULL) {
         iss_gen_free(g);
@@ -41,7 +42,7 @@ void iss_gen_free(iss_gen *g)
     if (g == NULL)
         return;
     ar_unmap(g->mem, GEN_ARENA);
-    ar_unmap(g->frame, 5 + (size_t)ISS_MAX_MESSAGE);
+    ar_unmap(g->frame, GEN_FRAME);
     free(g->root);
     if (g->plain != NULL) {
         gz_deflater_destroy(&g->gz);
@@ -63,7 +64,7 @@ const uint8_t *iss_gen_frame(iss_gen *g, uint64_t seed, uint64_t i, bool detail_
 {
     const void *is = iss_gen_issue(g, seed, i);
     bool gz = iss_compressed(seed, i, g->ratio);
-    uint8_t *body = gz ? g->plain : g->frame + 5;
+    uint8_t *body = gz ? g->plain : g->frame + FR_HEADER_LEN;
     uint8_t *w = tr_schema.encode_first(body, body + ISS_MAX_MESSAGE, is,
                                         detail_first ? tr_schema.first_field : -1);
     if (w == NULL)
@@ -71,12 +72,12 @@ const uint8_t *iss_gen_frame(iss_gen *g, uint64_t seed, uint64_t i, bool detail_
     size_t len = (size_t)(w - body);
     if (gz) {
         tr_message plain = {body, len};
-        len = gz_deflate(&g->gz, plain, g->frame + 5, ISS_MAX_MESSAGE);
+        len = gz_deflate(&g->gz, plain, g->frame + FR_HEADER_LEN, ISS_MAX_MESSAGE);
         if (len == 0)
             return NULL;
     }
     fr_put_header(g->frame, gz, (uint32_t)len);
-    *n = len + 5;
+    *n = len + FR_HEADER_LEN;
     return g->frame;
 }
 

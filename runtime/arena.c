@@ -30,6 +30,8 @@ static size_t page_size(void)
  * arena ends less than 64 bytes before the second guard, 64-aligned. */
 static size_t pages_of(size_t cap, size_t page) { return (cap + page - 1) / page * page; }
 
+static size_t map_len(size_t cap, size_t page) { return pages_of(cap, page) + 2 * page; }
+
 static size_t front_of(size_t cap, size_t page)
 {
     return page + ((pages_of(cap, page) - cap) & ~(size_t)63);
@@ -40,7 +42,7 @@ void *ar_map(size_t cap)
     size_t page = page_size();
     if (cap == 0 || cap > SIZE_MAX / 2)
         return NULL;
-    size_t len = pages_of(cap, page) + 2 * page;
+    size_t len = map_len(cap, page);
     uint8_t *base = mmap(NULL, len, PROT_READ | PROT_WRITE,
                          MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (base == MAP_FAILED)
@@ -62,7 +64,7 @@ void ar_unmap(void *p, size_t cap)
         return;
     size_t page = page_size();
     uint8_t *base = (uint8_t *)p - front_of(cap, page), *end = (uint8_t *)p + cap;
-    size_t len = pages_of(cap, page) + 2 * page;
+    size_t len = map_len(cap, page);
     /* what was poisoned must not stay so for whatever is mapped there next
      * (the two ranges only: the whole mapping's shadow is what malloc cost) */
     AR_UNPOISON(base + page, (size_t)((uint8_t *)p - (base + page)));
