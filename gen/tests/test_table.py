@@ -111,15 +111,17 @@ class Table(unittest.TestCase):
         self.assertIn(".fields = fields_Item,\n        .nfields = 3,", self.c)
 
     def test_every_thunk_has_a_comment_naming_what_it_serves(self):
-        thunks = re.findall(r"\n([^\n]*)\nstatic [^\n]*\b((?:os|og|ty_random|ty_encode|ty_decode"
-                            r"|fe|fg)_\w+)\(", self.c)
+        h = self.files["tr_optics_thunks.h"]
+        thunks = re.findall(r"\n([^\n]*)\nstatic [^\n]*\b((?:og|ty_random|ty_encode|ty_decode"
+                            r"|fe|fg|tr_thunk_scan|tr_thunk_seek)_\w+)\(", self.c + h)
         self.assertGreater(len(thunks), 20)
         for comment, name in thunks:
             self.assertTrue(comment.startswith("/*") and comment.endswith("*/"), name)
         for t in self.t.optics:
             o = t.optic.name
-            self.assertIn(f"/* optic {o}: {t.optic.source.spell()}", self.c)
-            self.assertIn(f"(tr_scan_{o}) */\nstatic bool os_{o}(", self.c)
+            self.assertIn(f"/* optic {o}: {t.optic.source.spell()}", h)
+            self.assertIn(f"(tr_scan_{o}) */\nstatic inline bool tr_thunk_scan_{o}(", h)
+            self.assertIn(f".scan = tr_thunk_scan_{o},", self.c)
             self.assertIn(f"(tr_get_{o}) */\nstatic bool og_{o}(", self.c)
 
     def test_optics_mk_lists_the_table(self):

@@ -51,10 +51,12 @@ def check(s: Schema) -> List[Diagnostic]:
     P = names.PREFIX
     for n, header in sorted(names.RUNTIME_NAMES.items()):
         g.seen[n] = ("runtime:" + n, header, None)
-    for n in ("TR_MODEL_H", "TR_OPTICS_H"):
+    for n in ("TR_MODEL_H", "TR_OPTICS_H", "TR_OPTICS_THUNKS_H"):
         g.seen[n] = ("guard:" + n, f"the generated tr_{n[3:-2].lower()}.h (its include guard)",
                      None)
     g.seen[P + "schema"] = ("table", "the generated tr_optics.h (the optic table)", None)
+    for n in ("default_rules", "default_rules_len", "default_rules_path", "default_compiled"):
+        g.seen[P + n] = ("build:" + n, "the build (the default rules it builds in)", None)
 
     def decl_what(d) -> str:
         kind = "record" if isinstance(d, Record) else "union" if isinstance(d, Union) else "enum"
@@ -109,6 +111,10 @@ def check(s: Schema) -> List[Diagnostic]:
         what = f"optic '{o.name}'"
         g.add(f"{P}get_{o.name}", "get:" + o.name, what, o.pos)
         g.add(f"{P}scan_{o.name}", "scan:" + o.name, what, o.pos)
+        g.add(f"{P}thunk_scan_{o.name}", "thunk_scan:" + o.name, what, o.pos)
+        if o.raw:
+            g.add(f"{P}seek_{o.name}", "seek:" + o.name, what, o.pos)
+            g.add(f"{P}thunk_seek_{o.name}", "thunk_seek:" + o.name, what, o.pos)
         for t in (o.source, o.focus if o.raw else None):
             if t is not None:
                 v = view_type(t, root)

@@ -323,6 +323,7 @@ def render(s: Schema, schema_path: str) -> Dict[str, str]:
         ("decode.c.j2", "tr_decode.c"),
         ("random.c.j2", "tr_random.c"),
         ("optics.h.j2", "tr_optics.h"),
+        ("optics_thunks.h.j2", "tr_optics_thunks.h"),
         ("optics_model.c.j2", "tr_optics_model.c"),
         ("optics_table.c.j2", "tr_optics_table.c"),
     ):
