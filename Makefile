@@ -78,7 +78,8 @@ GEN_OBJ := $(GEN_NAMES:%=$(BUILD)/obj/gen/%.o)
 # filter layer over them with the default rules built in: what every
 # program links.
 MODEL_OBJ := $(RUNTIME_OBJ) $(GEN_OBJ)
-FILTER_OBJ := $(FILTER_SRC:filter/%.c=$(BUILD)/obj/filter/%.o) $(BUILD)/obj/gen/tr_default_rules.o
+FILTER_OBJ := $(FILTER_SRC:filter/%.c=$(BUILD)/obj/filter/%.o) $(BUILD)/obj/gen/tr_default_rules.o \
+              $(BUILD)/obj/gen/tr_default_compiled.o
 SHARED_OBJ := $(MODEL_OBJ) $(FILTER_OBJ)
 DEMO_OBJ := $(DEMO_SRC:demo/%.c=$(BUILD)/obj/demo/%.o)
 TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
@@ -128,13 +129,15 @@ gen: $(GEN_STAMP)
 # writes nothing on a schema error. $(GEN_STAMP): every file is up to date.
 GEN_COMMON := $(SCHEMA) $(wildcard gen/trgen/*.py) gen/templates/base.j2 gen/templates/dispatch.j2
 GEN_FILES := optics.mk tr_model.h tr_model.c tr_encode.c tr_decode.c tr_validate.c tr_random.c \
-             tr_optics.h tr_optics_model.c $(GEN_EXTRA:%=%.c) $(SCAN_NAMES:%=%.re)
+             tr_optics.h tr_optics_thunks.h tr_optics_model.c $(GEN_EXTRA:%=%.c) \
+             $(SCAN_NAMES:%=%.re)
 $(GEN)/tr_model.h: gen/templates/model.h.j2
 $(GEN)/tr_model.c: gen/templates/model.c.j2
 $(GEN)/tr_encode.c: gen/templates/encode.c.j2
 $(GEN)/tr_decode.c $(GEN)/tr_validate.c: gen/templates/decode.c.j2
 $(GEN)/tr_random.c: gen/templates/random.c.j2
 $(GEN)/tr_optics.h: gen/templates/optics.h.j2
+$(GEN)/tr_optics_thunks.h: gen/templates/optics_thunks.h.j2
 $(GEN)/tr_optics_model.c: gen/templates/optics_model.c.j2
 $(GEN)/tr_optics_table.c: gen/templates/optics_table.c.j2
 $(GEN)/tr_scan_%.re: gen/templates/scan.re.j2 $(GEN_COMMON) | deps
@@ -157,6 +160,22 @@ DEFAULT_RULES ?= schema/default.rules
 $(GEN)/tr_default_rules.c: $(DEFAULT_RULES) scripts/embed.py | $(GEN_STAMP)
 	$(call say,GEN,$@)
 	$(Q)$(PYTHON) scripts/embed.py tr_default_rules $(DEFAULT_RULES) $@
+
+# The same rules written as C (rules.h: ru_emit_c) by triage-rulesc, a
+# program of the runtime and the generated code: the filter runs them so
+# when it is given no rules, or rules of the same text.
+$(GEN)/tr_default_compiled.c: $(DEFAULT_RULES) $(BUILD)/triage-rulesc
+	$(call say,GEN,$@)
+	$(Q)$(BUILD)/triage-rulesc $(DEFAULT_RULES) tr_default_compiled $@
+
+$(BUILD)/obj/tools/%.o: tools/%.c | $(GEN_STAMP)
+	@mkdir -p $(@D)
+	$(call say,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $(GEN_INC) -c $< -o $@
+
+$(BUILD)/triage-rulesc: $(BUILD)/obj/tools/rulesc.o $(MODEL_OBJ)
+	$(call say,LINK,$@)
+	$(Q)$(CC) $(LDFLAGS) $^ -o $@ $(LDLIBS)
 
 # The first line of each .re template records this command.
 RE2C_FLAGS := -W -Werror --no-generation-date --no-version -i
@@ -244,6 +263,39 @@ $(BUILD)/tests/%: tests/unit/%.c $(SUPPORT_DEMO_LIB) $(SUPPORT_LIB) $(SHARED_OBJ
 	$(call say,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(FILTER_INC) $(TEST_CFLAGS) $< $(SUPPORT_DEMO_LIB) $(SUPPORT_LIB) \
 	  $(SHARED_OBJ) -o $@ $(LDFLAGS) $(CHECK_LIBS) $(LDLIBS)
+
+# test_rules_compiled: the rules files of tests/rules, and one too large to
+# be written out (past RU_EMIT_NODES), each written as C by triage-rulesc
+# (tr_rules_<name>), and a list of them (path, compiled) to judge by.
+TEST_RULES := $(sort $(wildcard tests/rules/*.rules)) $(GEN)/rules/large.rules
+TEST_RULES_OBJ := $(foreach f,$(TEST_RULES),$(BUILD)/obj/gen/rules/$(notdir $(f:.rules=.o))) \
+                  $(BUILD)/obj/gen/rules/list.o
+$(GEN)/rules/large.rules:
+	@mkdir -p $(@D)
+	$(Q)seq 1 1400 | sed 's/.*/keep votes.count == & \&\& kind == Request/' > $@
+$(GEN)/rules/%.c: tests/rules/%.rules $(BUILD)/triage-rulesc
+	@mkdir -p $(@D)
+	$(call say,GEN,$@)
+	$(Q)$(BUILD)/triage-rulesc $< tr_rules_$* $@
+$(GEN)/rules/large.c: $(GEN)/rules/large.rules $(BUILD)/triage-rulesc
+	$(call say,GEN,$@)
+	$(Q)$(BUILD)/triage-rulesc $< tr_rules_large $@
+$(GEN)/rules/list.c: Makefile | $(GEN_STAMP)
+	@mkdir -p $(@D)
+	$(call say,GEN,$@)
+	$(Q){ echo '/* list.c: the rules test_rules_compiled judges by (Makefile: TEST_RULES). */'; \
+	  echo '#include "rules.h"'; \
+	  $(foreach f,$(TEST_RULES),echo 'extern const ru_compiled tr_rules_$(notdir $(f:.rules=));';) \
+	  echo 'const struct { const char *path; const ru_compiled *c; } tr_rules_list[] = {'; \
+	  $(foreach f,$(TEST_RULES),echo '    {"$(f)", &tr_rules_$(notdir $(f:.rules=))},';) \
+	  echo '};'; echo 'const int tr_rules_count = $(words $(TEST_RULES));'; } > $@
+
+$(BUILD)/tests/test_rules_compiled: tests/unit/test_rules_compiled.c $(TEST_RULES_OBJ) \
+  $(SUPPORT_DEMO_LIB) $(SUPPORT_LIB) $(SHARED_OBJ)
+	@mkdir -p $(@D)
+	$(call say,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $(FILTER_INC) $(TEST_CFLAGS) $< $(TEST_RULES_OBJ) $(SUPPORT_DEMO_LIB) \
+	  $(SUPPORT_LIB) $(SHARED_OBJ) -o $@ $(LDFLAGS) $(CHECK_LIBS) $(LDLIBS)
 
 # The suites that hold for any schema see and link the runtime, the
 # generated code and tests/support alone, so they build for schemas the

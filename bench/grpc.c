@@ -904,7 +904,7 @@ static void stop(pid_t pid)
 static bool peers_setup(const char *bench, frame_pool *pool, po_policy *pol)
 {
     sk_init();
-    rd_choice none = {NULL, NULL, NULL};
+    rd_choice none = {0};
     char err[1024];
     if (!pool_make(pool) || !rd_policy(&none, pol, err, sizeof err)) {
         fprintf(stderr, "triage-bench %s: cannot set up the pool or the rules\n", bench);

@@ -165,7 +165,7 @@ static ctx_t *ctx_make(int size, bool first)
         at += c->len[i] + PR_PAD;
     }
     char err[1024];
-    rd_choice none = {NULL, NULL, NULL};
+    rd_choice none = {0};
     if (!rd_policy(&none, &c->policy, err, sizeof err) || (c->rd = rd_new()) == NULL)
         goto fail;
     peer_policy(&c->pp);

@@ -129,7 +129,7 @@ int bench_stream(const bn_opts *o)
     size_t len, zlen;
     uint8_t *stream = make_stream(false, &len);
     uint8_t *zstream = make_stream(true, &zlen);
-    rd_choice none = {NULL, NULL, NULL};
+    rd_choice none = {0};
     po_policy pol;
     char err[1024];
     if (stream == NULL || zstream == NULL || !rd_policy(&none, &pol, err, sizeof err)) {

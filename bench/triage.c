@@ -3,7 +3,11 @@
  * to stay in cache), for each layout (detail late, as declared, or first).
  *
  *   decode         decode the whole Issue into an arena, judge the model
- *   optics         slice out the detail, judge it through the scanners
+ *   optics         slice out the detail, judge it through the scanners, by
+ *                  the default rules as the filter runs them: as C, written
+ *                  by triage-rulesc at build time (rules.h: ru_emit_c)
+ *   optics-interp  the same, the rules run by the interpreter (rules loaded
+ *                  at run time, any text)
  *   detail         slice out the detail alone (the walk the optics start with)
  *   direct         the default rules written in C: the generated scanners
  *                  called by name, no rules engine (what the engine adds is
@@ -44,6 +48,7 @@
 typedef struct {
     bn_pool pool;
     po_policy policy;
+    po_policy interp;     /* the same rules, interpreted */
     rd_reader *rd;
     ar_arena arena;
     tr_Issue issue;
@@ -85,6 +90,15 @@ static int verdict_optics(ctx_t *c, size_t i)
     return po_judge(&c->policy, &c->rd->ru, &kind) ? kind : -1;
 }
 
+static int verdict_interp(ctx_t *c, size_t i)
+{
+    tr_message m = msg_at(c, i);
+    if (!rd_message(c->rd, c->level, m))
+        return -2;
+    int kind;
+    return po_judge(&c->interp, &c->rd->ru, &kind) ? kind : -1;
+}
+
 /* schema/default.rules as C, over the scanners: the kind when kept, else -1. */
 static int verdict_direct(ctx_t *c, size_t i)
 {
@@ -115,6 +129,7 @@ static int verdict_direct(ctx_t *c, size_t i)
 static void run_decode(void *ctx, size_t i) { bn_sink += (uint64_t)verdict_decode(ctx, i); }
 static void run_direct(void *ctx, size_t i) { bn_sink += (uint64_t)verdict_direct(ctx, i); }
 static void run_optics(void *ctx, size_t i) { bn_sink += (uint64_t)verdict_optics(ctx, i); }
+static void run_interp(void *ctx, size_t i) { bn_sink += (uint64_t)verdict_interp(ctx, i); }
 
 static void run_json_validate(void *ctx, size_t i)
 {
@@ -243,9 +258,10 @@ int bench_triage(const bn_opts *o)
         ctx_t *c = calloc(1, sizeof *c);
         void *mem = malloc(ARENA);
         char err[256];
-        rd_choice none = {NULL, NULL, NULL};
+        rd_choice none = {0}, interp = {.interpret = true};
         if (c == NULL || mem == NULL || !bn_pool_make(&c->pool, POOL, 7, l == 1) ||
-            !rd_policy(&none, &c->policy, err, sizeof err) || (c->rd = rd_new()) == NULL) {
+            !rd_policy(&none, &c->policy, err, sizeof err) ||
+            !rd_policy(&interp, &c->interp, err, sizeof err) || (c->rd = rd_new()) == NULL) {
             fprintf(stderr, "triage-bench: cannot set up the pool\n");
             free(c);
             free(mem);
@@ -257,13 +273,18 @@ int bench_triage(const bn_opts *o)
             fprintf(stderr, "triage-bench: out of memory\n");
             return 1;
         }
+        if (c->policy.compiled == NULL && l == 0)
+            fprintf(stderr, "triage-bench: the rules in use have no C: optics runs them "
+                            "interpreted too\n");
         /* the direct row is the default rules: it runs while they are */
         bool direct = true;
         for (size_t i = 0; i < POOL; i++) {
-            int d = verdict_decode(c, i), op = verdict_optics(c, i);
-            if (d != op) {
-                fprintf(stderr, "triage-bench: message %zu (%s): decode says %d, optics %d\n", i,
-                        layouts[l], d, op);
+            int d = verdict_decode(c, i), op = verdict_optics(c, i), in = verdict_interp(c, i);
+            if (d != op || d != in) {
+                fprintf(stderr,
+                        "triage-bench: message %zu (%s): decode says %d, optics %d, "
+                        "optics-interp %d\n",
+                        i, layouts[l], d, op, in);
                 rc = 1;
             }
             direct = direct && verdict_direct(c, i) == op;
@@ -275,16 +296,17 @@ int bench_triage(const bn_opts *o)
             size_t avg = c->pool.total / POOL;
             /* decode, optics, detail and direct timed together, their reps
              * in turns (bench.h): the ratios the targets read */
-            const bn_fn fns[4] = {run_decode, run_optics, run_detail, run_direct};
-            void *const ctxs[4] = {c, c, c, c};
-            bn_result res[4];
-            bn_time_each(o, POOL, direct ? 4 : 3, fns, ctxs, res);
+            const bn_fn fns[5] = {run_decode, run_optics, run_interp, run_detail, run_direct};
+            void *const ctxs[5] = {c, c, c, c, c};
+            bn_result res[5];
+            bn_time_each(o, POOL, direct ? 5 : 4, fns, ctxs, res);
             bn_result dec = res[0];
             report(o, "decode", layouts[l], &res[0], dec.median_ns, avg);
             report(o, "optics", layouts[l], &res[1], dec.median_ns, avg);
-            report(o, "detail", layouts[l], &res[2], dec.median_ns, avg);
+            report(o, "optics-interp", layouts[l], &res[2], dec.median_ns, avg);
+            report(o, "detail", layouts[l], &res[3], dec.median_ns, avg);
             if (direct)
-                report(o, "direct", layouts[l], &res[3], dec.median_ns, avg);
+                report(o, "direct", layouts[l], &res[4], dec.median_ns, avg);
             static const struct {
                 const char *name;
                 vf_level level;
@@ -337,6 +359,7 @@ int bench_triage(const bn_opts *o)
         vf_free(c->verify);
         rd_free(c->rd);
         po_free(&c->policy);
+        po_free(&c->interp);
         bn_pool_free(&c->pool);
         free(c);
         free(mem);

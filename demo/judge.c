@@ -100,7 +100,7 @@ static void print_values(ru_subject *rd, const int *optics, int n, char *buf, si
 int cmd_judge(int argc, char **argv)
 {
     const char *reader = "optics", *print = NULL;
-    rd_choice choice = {NULL, NULL, NULL};
+    rd_choice choice = {0};
     bool bad = false, summary = false, gzip = false, ndjson = false;
     vf_level verify = VF_OFF;
     for (int i = 1; i < argc && !bad; i++) {

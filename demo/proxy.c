@@ -377,7 +377,7 @@ static bool px_listen(const char *hostport, int n, int *fds)
 int cmd_proxy(int argc, char **argv)
 {
     const char *listen_at = NULL, *to = NULL, *reader_s = "optics", *dir = "both";
-    rd_choice choice = {NULL, NULL, NULL};
+    rd_choice choice = {0};
     bool bad = false, json = false, gzip = false;
     vf_level verify = VF_OFF;
     uint64_t grace = 5000, connect_ms = HP_CONNECT_MS, workers = (uint64_t)px_cores();

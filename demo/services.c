@@ -390,7 +390,7 @@ static const char *const outcome_names[] = {"done", "upstream_bad", "upstream_io
 int cmd_filter(int argc, char **argv)
 {
     const char *from = NULL, *to = NULL, *reader_s = "optics";
-    rd_choice choice = {NULL, NULL, NULL};
+    rd_choice choice = {0};
     uint64_t threads = 1, progress = 0;
     bool bad = false, json = false, gzip = false;
     vf_level verify = VF_OFF;
@@ -431,7 +431,7 @@ int cmd_filter(int argc, char **argv)
         fprintf(stderr, "triage-demo filter: --from HOST:PORT and --to HOST:PORT are required\n");
         bad = true;
     }
-    po_policy policy __attribute__((cleanup(po_free))) = {NULL, NULL};
+    po_policy policy __attribute__((cleanup(po_free))) = {0};
     if (bad || !svc_policy("filter", &choice, &policy))
         return 2;
 
@@ -549,7 +549,7 @@ static void downstream_help(FILE *f)
 int cmd_downstream(int argc, char **argv)
 {
     const char *listen_at = NULL;
-    rd_choice choice = {NULL, NULL, NULL};
+    rd_choice choice = {0};
     bool bad = false, count_only = false, gzip = false;
     for (int i = 1; i < argc && !bad; i++) {
         const char *v = NULL;
@@ -572,7 +572,7 @@ int cmd_downstream(int argc, char **argv)
         fprintf(stderr, "triage-demo downstream: --listen HOST:PORT is required\n");
         bad = true;
     }
-    po_policy policy __attribute__((cleanup(po_free))) = {NULL, NULL};
+    po_policy policy __attribute__((cleanup(po_free))) = {0};
     if (bad || !svc_policy("downstream", &choice, &policy))
         return 2;
 

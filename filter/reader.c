@@ -7,9 +7,11 @@
 #include "jsonpolicy.h"
 #include "jsonvalid.h"
 
-/* schema/default.rules, built in (scripts/embed.py). */
+/* schema/default.rules, built in (scripts/embed.py), and written as C
+ * (triage-rulesc). */
 extern const char tr_default_rules[], tr_default_rules_path[];
 extern const size_t tr_default_rules_len;
+extern const ru_compiled tr_default_compiled;
 
 /* The optics reader's arena: scanners unescape strings into it, so it holds
  * the largest message (untouched pages cost nothing). */
@@ -39,14 +41,20 @@ bool rd_policy(const rd_choice *c, po_policy *out, char *err, size_t errlen)
         tr_say(err, errlen, "give at most one of --rules, --where and --policy");
         return false;
     }
+    bool ok;
     if (c->rules != NULL)
-        return po_rules_file(c->rules, &tr_schema, out, err, errlen);
-    if (c->where != NULL)
-        return po_where(c->where, "--where", &tr_schema, out, err, errlen);
-    if (c->policy != NULL)
-        return jp_load(c->policy, &tr_schema, out, err, errlen);
-    return po_rules(tr_default_rules, tr_default_rules_len, tr_default_rules_path, &tr_schema,
-                    out, err, errlen);
+        ok = po_rules_file(c->rules, &tr_schema, out, err, errlen);
+    else if (c->where != NULL)
+        ok = po_where(c->where, "--where", &tr_schema, out, err, errlen);
+    else if (c->policy != NULL)
+        ok = jp_load(c->policy, &tr_schema, out, err, errlen);
+    else
+        ok = po_rules(tr_default_rules, tr_default_rules_len, tr_default_rules_path, &tr_schema,
+                      out, err, errlen);
+    /* the default rules run as C, given or not (a file of the same text) */
+    if (ok && !c->interpret)
+        (void)po_compiled(out, &tr_default_compiled);
+    return ok;
 }
 
 int rd_kinds(const char **names, int max)

@@ -42,10 +42,14 @@ typedef struct {
     const char *rules;  /* --rules FILE */
     const char *where;  /* --where EXPR */
     const char *policy; /* --policy FILE (JSON) */
+    bool interpret;     /* the interpreter even for rules the program has as C
+                         * (the default rules: for benchmarks and tests) */
 } rd_choice;
 
 /* Loads c's choice for tr_schema; false with err set ("FILE:LINE:COL: ...",
- * or more than one given). */
+ * or more than one given). Rules of the default rules' text (given or not)
+ * judge through their C (tr_default_compiled, po_compiled) unless
+ * c->interpret. */
 __attribute__((warn_unused_result)) bool rd_policy(const rd_choice *c, po_policy *out, char *err,
                                                    size_t errlen);
 

@@ -1,7 +1,7 @@
 # install.mk: the library a program links, and the install (docs/library.md),
 # included by the Makefile.
 #   make install PREFIX=DIR [DESTDIR=STAGE]   (PREFIX: /usr/local by default)
-#       bin/triage-gen, bin/triage-demo, bin/triage-bench
+#       bin/triage-gen, bin/triage-demo, bin/triage-bench, bin/triage-rulesc
 #       lib/libtriage.a          the runtime and the code generated for $(SCHEMA)
 #       lib/pkgconfig/triage.pc  cc prog.c $(pkg-config --cflags --libs triage)
 #       include/triage/          the public headers, and every header they or the
@@ -32,7 +32,7 @@ LIB_A := $(BUILD)/libtriage.a
 # the compiler finds them.
 PUBLIC_H := $(GEN)/tr_model.h $(GEN)/tr_optics.h runtime/policy.h runtime/rules.h \
             runtime/optic.h runtime/frames.h runtime/gzip.h runtime/jsonvalid.h runtime/version.h \
-            runtime/h2proxy.h
+            runtime/h2proxy.h runtime/rules_compiled.h $(GEN)/tr_optics_thunks.h
 
 lib: $(LIB_A)
 
@@ -42,11 +42,12 @@ $(LIB_A): $(RUNTIME_OBJ) $(GEN_OBJ)
 
 # LDLIBS as the Makefile has it when the recipe runs, so the .pc names
 # every library the runtime links.
-install: all $(LIB_A)
+install: all $(LIB_A) $(BUILD)/triage-rulesc
 	$(INSTALL) -d $(DESTDIR)$(bindir) $(DESTDIR)$(libdir)/pkgconfig \
 	  $(DESTDIR)$(includedir)/triage $(DESTDIR)$(datadir)/triage/trgen \
 	  $(DESTDIR)$(datadir)/triage/templates
-	$(INSTALL) -m 755 $(BUILD)/triage-demo $(BUILD)/triage-bench scripts/triage-gen \
+	$(INSTALL) -m 755 $(BUILD)/triage-demo $(BUILD)/triage-bench $(BUILD)/triage-rulesc \
+	  scripts/triage-gen \
 	  $(DESTDIR)$(bindir)/
 	$(INSTALL) -m 644 $(LIB_A) $(DESTDIR)$(libdir)/
 	$(INSTALL) -m 644 $$({ printf '#include "%s"\n' $(notdir $(PUBLIC_H)) | \
@@ -67,7 +68,8 @@ install: all $(LIB_A)
 
 uninstall:
 	rm -f $(DESTDIR)$(bindir)/triage-gen $(DESTDIR)$(bindir)/triage-demo \
-	  $(DESTDIR)$(bindir)/triage-bench $(DESTDIR)$(libdir)/libtriage.a \
+	  $(DESTDIR)$(bindir)/triage-bench $(DESTDIR)$(bindir)/triage-rulesc \
+	  $(DESTDIR)$(libdir)/libtriage.a \
 	  $(DESTDIR)$(libdir)/pkgconfig/triage.pc
 	rm -rf $(DESTDIR)$(includedir)/triage $(DESTDIR)$(datadir)/triage
 

@@ -12,77 +12,7 @@
 #include <sys/stat.h>
 
 #include "json.h"
-
-/* ===================================================== compiled form ===== */
-
-/* An optic, then fields of the record it focuses: steps[step .. step+nsteps). */
-typedef struct {
-    int optic;
-    int step, nsteps;
-} ru_path;
-
-enum { RN_AND, RN_OR, RN_NOT, RN_CONST, RN_HAS, RN_TRUTH, RN_CMP, RN_SET, RN_IN };
-enum { RC_NUM, RC_STR, RC_ENUM, RC_BOOL };
-/* A comparison's outcome is one of these bits; a node holds the set of
- * outcomes for which it is true (== is O_EQ, != is O_LT | O_GT | O_UN). */
-enum { O_LT = 1, O_EQ = 2, O_GT = 4, O_UN = 8 };
-
-typedef struct {
-    uint8_t op;
-    uint8_t cls;
-    uint8_t mask; /* RN_CMP: outcomes that hold; RN_IN: 1 for the != form; RN_CONST: value */
-    bool af, bf;  /* RC_NUM: a, b is a double */
-    int8_t kres;  /* RN_CMP: k a wide integer literal: the sign of it less k.f */
-    bool bpath;   /* RN_CMP: b is a path, else the constant k */
-    int kid;      /* RN_AND, RN_OR, RN_NOT: first operand; the others follow by next */
-    int next;
-    ru_path a, b;
-    op_value k;
-    int items, nitems; /* RN_SET: words[items ..], nitems bits; RN_IN: items[items ..] */
-} ru_node;
-
-typedef struct {
-    op_value v; /* a string's p is set once the pool has its final place */
-    bool f;     /* a number that is a double */
-    int8_t res; /* a wide integer literal: the sign of it less v.f */
-    size_t str; /* a string's offset in the pool */
-} ru_item;
-
-typedef struct {
-    bool keep;
-    int line;
-    int expr;
-    int rest; /* indexed: the conjuncts after its leading set test (-1: none), or RU_UNGUARDED */
-} ru_rule;
-
-#define RU_UNGUARDED (-2)  /* a rule the index cannot pass over: tried whole */
-#define RU_INDEX_CASES 1024 /* cases of the indexed path (a table row each), at most */
-
-struct ru_rules {
-    const op_schema *schema;
-    int nrules;
-    int tried; /* ru_judge tries rules [0, tried): none after the last keep can keep */
-    uint64_t used;
-    const ru_rule *rules;
-    const ru_node *nodes;
-    const ru_item *items;
-    const op_field *const *steps;
-    const uint64_t *words;
-    const char *pool;
-    /* The index. When the first rule begins with a test of a path against a
-     * set of cases (`kind == Outage && ...`, `kind in [..]`, `kind != ..`),
-     * every rule that begins with a test of the same path is a candidate only
-     * for the cases its test admits: the judge reads the path once (as the
-     * first rule would), takes its case's row of rows[] (a bit per rule; the
-     * row after the last case for a miss or a case past the sets) and tries
-     * only the candidates, in order, each from the conjunct after its test.
-     * The verdict and the optics read are those of trying every rule. No
-     * index (nrow 0) when the first rule does not begin so, past 64 rules or
-     * RU_INDEX_CASES cases. */
-    int nrow;  /* cases + 1 */
-    const ru_node *guard; /* the first rule's leading set test: its path and class */
-    const uint64_t *rows;
-};
+#include "rules_impl.h"
 
 /* ===================================================== the schema ===== */
 
@@ -1465,6 +1395,7 @@ static ru_rules *compact(ps *P)
                 items[nodes[i].items + j].v.s.p = pool + items[nodes[i].items + j].str;
     r->schema = P->s;
     r->nrules = P->nrules;
+    r->nnodes = P->nnodes;
     r->tried = 0;
     for (int i = 0; i < P->nrules; i++)
         if (rules[i].keep)
@@ -1480,6 +1411,15 @@ static ru_rules *compact(ps *P)
     r->rows = rows;
     r->guard = nrow > 0 ? &nodes[build_index(P, rules, nrow, rows)] : NULL;
     return r;
+}
+
+/* FNV-1a over the text, and whether it is one --where expression. */
+static uint64_t fingerprint(const char *text, size_t n, bool where)
+{
+    uint64_t h = 0xcbf29ce484222325ull ^ (uint64_t)where;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)text[i]) * 0x100000001b3ull;
+    return h;
 }
 
 static ru_rules *parse(const char *text, size_t n, const char *name, const op_schema *s,
@@ -1507,6 +1447,8 @@ static ru_rules *parse(const char *text, size_t n, const char *name, const op_sc
         else if (parse_rules(&P))
             r = compact(&P);
     }
+    if (r != NULL)
+        r->print = fingerprint(text, n, where);
     free(P.pool);
     free(P.nodes);
     free(P.items);
@@ -1588,7 +1530,27 @@ int ru_rule_line(const ru_rules *r, int i) { return r->rules[i].line; }
 
 uint64_t ru_optics_used(const ru_rules *r) { return r->used; }
 
+uint64_t ru_fingerprint(const ru_rules *r) { return r->print; }
+
+const op_schema *ru_rules_schema(const ru_rules *r) { return r->schema; }
+
+bool ru_compiled_fits(const ru_compiled *c, const ru_rules *r)
+{
+    return c != NULL && c->judge != NULL && c->decide != NULL && r != NULL &&
+           c->schema == r->schema && c->print == r->print && c->nrules == r->nrules;
+}
+
 /* ==================================================== the subject ===== */
+
+int ru_how(const op_schema *s, int i)
+{
+    const op_optic *o = &s->optics[i];
+    if (!readable(s, i))
+        return RU_NEVER;
+    if (o->source_is_root)
+        return RU_ROOT;
+    return s->optics[o->base].seek != NULL ? RU_SEEK : RU_BASE;
+}
 
 bool ru_subject_init(ru_subject *subj, const op_schema *s, ar_arena *a)
 {
@@ -1605,12 +1567,7 @@ bool ru_subject_init(ru_subject *subj, const op_schema *s, ar_arena *a)
         sl->at = at[i];
         sl->scan = o->scan;
         sl->base = o->base;
-        if (!readable(s, i))
-            sl->how = RU_NEVER;
-        else if (o->source_is_root)
-            sl->how = RU_ROOT;
-        else
-            sl->how = s->optics[o->base].seek != NULL ? RU_SEEK : RU_BASE;
+        sl->how = (uint8_t)ru_how(s, i);
     }
     return true;
 }
@@ -1841,6 +1798,16 @@ static bool eval(const ru_rules *r, ru_subject *subj, int i)
         return (out & n->mask) != 0;
     }
     }
+}
+
+const op_value *ru_step(const ru_rules *r, int step, const op_value *v, op_value *tmp)
+{
+    return r->steps[step]->get(v->ptr, tmp) ? tmp : NULL;
+}
+
+bool ru_eval_node(const ru_rules *r, ru_subject *subj, int node)
+{
+    return eval_kid(r, subj, node);
 }
 
 /* The index's candidates for the current message (nrow > 0): the row of

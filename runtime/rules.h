@@ -55,6 +55,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "arena.h"
 #include "optic.h"
@@ -197,6 +198,45 @@ int ru_decide(const ru_rules *r, ru_subject *subj);
  * and ru_decide pass over the rules whose leading test fails (docs/rules.md);
  * for tests, which check that the index changes nothing. */
 int ru_decide_in_turn(const ru_rules *r, ru_subject *subj);
+
+/* ---- rules compiled to C.
+ *
+ * ru_emit_c writes rules r out as C: a judge and a decide that give what
+ * ru_judge and ru_decide give on a message's bytes (the same rule decides,
+ * reading the same optics in the same order into the same subject), with
+ * each optic's scanner called by name (the generated tr_optics_thunks.h)
+ * and the rules' constants in line; comparisons it does not write out
+ * (strings, doubles, 'in' lists, two paths) it hands to the interpreter,
+ * node by node, and a decoded model to ru_judge. The C defines
+ * `const ru_compiled NAME`; a program that links it uses it for rules
+ * loaded from the same text against the same schema (ru_compiled_fits),
+ * and the interpreter for any other. triage-rulesc is the program that
+ * runs it at build time (the Makefile compiles schema/default.rules so). */
+typedef struct {
+    const op_schema *schema; /* the schema the rules were loaded against */
+    uint64_t print;          /* their ru_fingerprint */
+    int nrules;
+    bool (*judge)(const ru_rules *r, ru_subject *subj);
+    int (*decide)(const ru_rules *r, ru_subject *subj);
+} ru_compiled;
+
+/* A hash of the text rules were loaded from (and of whether it was one
+ * --where expression): rules with equal fingerprints loaded against one
+ * schema are the same rules. */
+uint64_t ru_fingerprint(const ru_rules *r);
+
+/* The schema rules were loaded against. */
+const op_schema *ru_rules_schema(const ru_rules *r);
+
+/* Whether compiled rules c were written from rules r (c may be NULL). */
+bool ru_compiled_fits(const ru_compiled *c, const ru_rules *r);
+
+/* Writes r as C defining `const ru_compiled NAME` (NAME a C identifier;
+ * from names the source is written from) to f. Rules past what it writes
+ * out (RU_EMIT_NODES nodes) are written as calls to the interpreter. false
+ * when NAME is not an identifier or f fails. */
+#define RU_EMIT_NODES 4096
+bool ru_emit_c(const ru_rules *r, const char *name, const char *from, FILE *f);
 
 /* Writes optic o's value v as text into buf (NUL-terminated): an enum or a
  * tag as its case name, a string JSON-escaped in quotes, numbers as JSON,

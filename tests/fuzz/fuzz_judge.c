@@ -9,7 +9,9 @@
  *                 input (vf_check then the rules, and rd_message),
  *                 verify=json accepts all the decoder accepts and reads its
  *                 values, and verify=off optics read the decoder's values
- *                 on every message the decoder accepts; at every SIMD width
+ *                 on every message the decoder accepts; at every SIMD width;
+ *                 and at every level the default rules as C (triage-rulesc)
+ *                 decide as the interpreter does, reading the same optics
  */
 #include <stdlib.h>
 #include <string.h>
@@ -37,7 +39,7 @@ const char *fz_policy(const uint8_t *d, size_t n)
 {
     const char *why = NULL;
     char *t = (char *)fz_copy(d, n);
-    po_policy p = {NULL, NULL};
+    po_policy p = {0};
     char err[128];
     bool ok = false;
     for (int shift = 0; shift < 8; shift += 1) {
@@ -99,6 +101,43 @@ static const char *fz_same_values(tr_message m)
     return NULL;
 }
 
+/* Which optics the subject has read for its message (bit i: optic i). */
+static uint64_t fz_read_mask(const ru_subject *subj)
+{
+    uint64_t m = 0;
+    for (int i = 0; i < tr_schema.noptics && i < 64; i++)
+        m |= (uint64_t)ru_subject_read(subj, i) << i;
+    return m;
+}
+
+/* The default rules as C and interpreted, on message m read at level: the
+ * same deciding rule and verdict, having read the same optics. */
+static const char *fz_compiled_as_interpreted(vf_level level, tr_message m)
+{
+    const ru_compiled *c = fz.policy.compiled;
+    const ru_rules *r = fz.policy.rules;
+    ru_subject *subj = &fz.rd->ru;
+    if (c == NULL)
+        return "differential: the default rules are not judged as C";
+    if (!rd_message(fz.rd, level, m))
+        return NULL;
+    int dc = c->decide(r, subj);
+    uint64_t nc = subj->reads, mc = fz_read_mask(subj);
+    (void)rd_message(fz.rd, level, m);
+    int di = ru_decide(r, subj);
+    if (dc != di)
+        return "differential: the default rules as C decide by another rule than interpreted";
+    if (nc != subj->reads || mc != fz_read_mask(subj))
+        return "differential: the default rules as C read other optics than interpreted";
+    (void)rd_message(fz.rd, level, m);
+    bool jc = c->judge(r, subj);
+    mc = fz_read_mask(subj);
+    (void)rd_message(fz.rd, level, m);
+    if (jc != ru_judge(r, subj) || mc != fz_read_mask(subj))
+        return "differential: the default rules as C judge otherwise than interpreted";
+    return NULL;
+}
+
 /* The codes that say "not JSON" (or nested past the limit), as opposed to
  * "JSON, but not an Issue" (TR_E_TOO_LONG is the latter: only an f64
  * field's number is held to JS_MAX_NUMBER_LEN). */
@@ -141,6 +180,11 @@ const char *fz_differential(const uint8_t *d, size_t n)
         fz_verdict opt = fz_judge_optics(VF_SCHEMA, msg);
         FZ_CHECK(opt.kind == dec.kind && opt.keep == dec.keep,
                  "differential: verify=schema optics and decode give different verdicts");
+        static const vf_level levels[] = {VF_OFF, VF_JSON, VF_SCHEMA};
+        for (int l = 0; l < 3; l++) {
+            const char *w = fz_compiled_as_interpreted(levels[l], msg);
+            FZ_CHECK(w == NULL, w);
+        }
         fz_verdict json = fz_judge_optics(VF_JSON, msg);
         if (vj.code != TR_E_OK)
             FZ_CHECK(json.kind == -1 && !json.keep, "differential: verify=json judged a message it rejects");

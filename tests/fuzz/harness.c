@@ -24,7 +24,7 @@ void fz_init(void)
         fz_die("out of memory");
     ar_init(&fz.dec, fz.dec_mem, FZ_DECODE_ARENA);
     ar_init(&fz.dec2, fz.dec2_mem, FZ_DECODE_ARENA);
-    rd_choice none = {NULL, NULL, NULL};
+    rd_choice none = {0};
     char err[1024];
     if (!rd_policy(&none, &fz.policy, err, sizeof err))
         fz_die(err);

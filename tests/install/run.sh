@@ -88,9 +88,64 @@ fi
 rc=0; ./filter no.rules </dev/null 2>err || rc=$?
 [ "$rc" = 2 ] && ok "rules that cannot be read: exit 2 ($(cat err))" || bad "no.rules: exit $rc"
 
+# Rules written as C by the installed triage-rulesc build against the install,
+# fit the rules of their text, and judge as the interpreter does.
+cat >compiled.c <<'EOF_C'
+#include <stdio.h>
+#include <string.h>
+
+#include "rules.h"
+#include "tr_optics.h"
+
+extern const ru_compiled my_rules;
+
+int main(void)
+{
+    char err[256];
+    ru_rules *r = ru_load("default.rules", &tr_schema, err, sizeof err);
+    ru_rules *other = ru_load("bugs.rules", &tr_schema, err, sizeof err);
+    if (r == NULL || other == NULL || !ru_compiled_fits(&my_rules, r) ||
+        ru_compiled_fits(&my_rules, other))
+        return 1;
+    static ru_subject a, b;
+    static unsigned char buf[1 << 20], mem_a[1 << 20], mem_b[1 << 20];
+    ar_arena arena_a, arena_b; /* strings are unescaped into them */
+    ar_init(&arena_a, mem_a, sizeof mem_a);
+    ar_init(&arena_b, mem_b, sizeof mem_b);
+    if (!ru_subject_init(&a, &tr_schema, &arena_a) || !ru_subject_init(&b, &tr_schema, &arena_b))
+        return 1;
+    int judged = 0;
+    for (;;) { /* gRPC frames on stdin: 5 bytes of prefix, then the message */
+        unsigned char h[5];
+        if (fread(h, 1, 5, stdin) != 5)
+            break;
+        size_t n = (size_t)h[1] << 24 | (size_t)h[2] << 16 | (size_t)h[3] << 8 | h[4];
+        if (n > sizeof buf || fread(buf, 1, n, stdin) != n)
+            return 1;
+        ru_subject_bytes(&a, buf, n);
+        ru_subject_bytes(&b, buf, n);
+        if (ru_decide(r, &a) != my_rules.decide(r, &b) || a.reads != b.reads)
+            return 1;
+        judged++;
+    }
+    printf("%d\n", judged);
+    ru_free(r);
+    ru_free(other);
+    return judged > 0 ? 0 : 1;
+}
+EOF_C
+# shellcheck disable=SC2086
+if triage-rulesc default.rules my_rules my_rules.c &&
+    $cc -std=c11 -Wall -Wextra -Werror compiled.c my_rules.c $flags -o compiled &&
+    judged=$(./compiled <first.frames); then
+    ok "triage-rulesc default.rules: the C builds against the install and decides $judged messages as the interpreter"
+else
+    bad "triage-rulesc: the rules as C do not build against the install or decide otherwise"
+fi
+
 # One version everywhere.
 v=$(sed -n 's/^#define TR_VERSION "\(.*\)"$/\1/p' "$root/runtime/version.h")
-for p in triage-gen triage-demo triage-bench; do
+for p in triage-gen triage-demo triage-bench triage-rulesc; do
     got=$($p --version)
     [ "$got" = "$p $v" ] && ok "$p --version: $got" || bad "$p --version: '$got', not '$p $v'"
 done
