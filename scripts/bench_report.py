@@ -314,7 +314,7 @@ def main():
       "(kind, keep or drop) as our readers on every message (a case that disagrees fails "
       "the run and has no row). Warm-up pass, then 21 timed repetitions of passes over the "
       "pool (each repeated to last about 2 ms), the cases of a pool taking their repetitions "
-      "in turns (in `peers` and `sweep` all of them; in `triage` decode, optics, detail and direct), "
+      "in turns (in `peers` and `sweep` all of them; in `triage` decode, optics, optics-interp, detail and direct), "
       "so that a slower stretch of the shared machine weighs on each alike; the figure is "
       "the median ns per message "
       "with the fastest and slowest repetitions in brackets. **×decode** is our full "
