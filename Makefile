@@ -302,11 +302,38 @@ $(BUILD)/tests/test_rules_compiled: tests/unit/test_rules_compiled.c $(TEST_RULE
 # demo cannot run on. They reach the schema through its tables (tr_schema)
 # and include no generated header, so each is compiled once, in RT_BUILD,
 # and linked with the generated code of each schema.
-MODEL_TESTS := $(BUILD)/tests/test_model $(BUILD)/tests/test_rules_model
+MODEL_TESTS := $(BUILD)/tests/test_model $(BUILD)/tests/test_rules_model \
+               $(BUILD)/tests/test_rules_model_c
 $(RT_BUILD)/obj/tests/unit/%.o: tests/unit/%.c
 	@mkdir -p $(@D)
 	$(call say,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(RUNTIME_INC) $(TEST_CFLAGS) -c $< -o $@
+
+# test_rules_model_c: test_rules_model's first RULESETS rule sets, written
+# out by it (--write-rules), then as C by triage-rulesc, against the
+# interpreter (the suite built with RM_COMPILED).
+RULESETS := 40
+RULESET_OBJ := $(foreach i,$(shell seq 0 $$(($(RULESETS) - 1))),$(BUILD)/obj/gen/rulesets/set_$(i).o) \
+               $(BUILD)/obj/gen/rulesets/list.o
+$(RT_BUILD)/obj/tests/unit/test_rules_model_c.o: tests/unit/test_rules_model.c
+	@mkdir -p $(@D)
+	$(call say,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $(RUNTIME_INC) $(TEST_CFLAGS) -DRM_COMPILED -c $< -o $@
+$(BUILD)/tests/test_rules_model_c: $(RULESET_OBJ)
+$(GEN)/rulesets/.written: $(BUILD)/tests/test_rules_model
+	@rm -rf $(@D) && mkdir -p $(@D)
+	$(call say,GEN,$(@D))
+	$(Q)ASAN_OPTIONS=detect_leaks=0 $< --write-rules $(@D) $(RULESETS) && touch $@
+$(GEN)/rulesets/set_%.rules: $(GEN)/rulesets/.written ;
+$(GEN)/rulesets/set_%.c: $(GEN)/rulesets/set_%.rules $(BUILD)/triage-rulesc
+	$(Q)$(BUILD)/triage-rulesc $< tr_ruleset_$* $@
+$(GEN)/rulesets/list.c: $(GEN)/rulesets/.written
+	$(Q){ echo '/* list.c: the rule sets test_rules_model_c judges by, as C. */'; \
+	  echo '#include "rules.h"'; \
+	  for i in $$(seq 0 $$(($(RULESETS) - 1))); do echo "extern const ru_compiled tr_ruleset_$$i;"; done; \
+	  echo 'const ru_compiled *const tr_rulesets[] = {'; \
+	  for i in $$(seq 0 $$(($(RULESETS) - 1))); do echo "    &tr_ruleset_$$i,"; done; \
+	  echo '};'; echo 'const int tr_nrulesets = $(RULESETS);'; } > $@
 
 $(MODEL_TESTS): $(BUILD)/tests/%: $(RT_BUILD)/obj/tests/unit/%.o $(SUPPORT_LIB) $(MODEL_OBJ)
 	@mkdir -p $(@D)

@@ -118,14 +118,8 @@ static void emit_node(em *E, int k)
     case RN_CMP: {
         /* outcomes (rules_impl.h): less, equal, greater */
         int lt = (n->mask & O_LT) != 0, eq = (n->mask & O_EQ) != 0, gt = (n->mask & O_GT) != 0;
-        if (!n->bpath && (n->cls == RC_ENUM || n->cls == RC_BOOL)) {
-            read_path(E, &n->a);
-            if (n->cls == RC_ENUM)
-                fprintf(f, "    return v != NULL && (v->e == %d ? %d : %d);\n", n->k.e, eq, lt);
-            else
-                fprintf(f, "    return v != NULL && (v->b == %s ? %d : %d);\n",
-                        n->k.b ? "true" : "false", eq, lt);
-        } else if (!n->bpath && n->cls == RC_NUM && !n->af && !n->bf) {
+        /* (a test of an enum, tag or bool against literals is an RN_SET) */
+        if (!n->bpath && n->cls == RC_NUM && !n->af && !n->bf) {
             read_path(E, &n->a);
             fputs("    if (v == NULL)\n        return false;\n", f);
             if (n->k.i == INT64_MIN)

@@ -32,6 +32,14 @@
  *     cases, malformed literals, ...) fail to load with NAME:LINE:COL at
  *     the offending rule's line, the column inside the bad part.
  *
+ * Built with RM_COMPILED (test_rules_model_c), it checks rules written as C
+ * instead (rules.h: ru_emit_c): `test_rules_model --write-rules DIR N`
+ * writes the first N rule sets above (the default seed) as DIR/set_I.rules,
+ * the build writes each as C with triage-rulesc and links them in
+ * (tr_rulesets), and on every message, at each level that reads bytes and on
+ * the model, each set's C must decide and judge as the interpreter does,
+ * having read the same optics (the subject's count and each optic's slot).
+ *
  * A failure prints the rules text, the message's index and bytes, and what
  * each side said. RULES_MODEL_SEED, RULES_MODEL_SETS and RULES_MODEL_MSGS
  * in the environment change the seed, the number of rule sets (300) and
@@ -93,9 +101,10 @@ typedef struct {
     int ninvalid;
     size_t largest;
     uint8_t *gen_mem, *enc;
-    ar_arena gen, val, rd_arena;
+    ar_arena gen, val, rd_arena, rd2_arena;
     void *value;
     ru_subject rd;
+    ru_subject rd2; /* the rules as C judge here (RM_COMPILED) */
 } ctx;
 
 static ctx *C;
@@ -234,7 +243,9 @@ static void setup(void)
 
     size_t rd_bytes = 4 * C->largest + (1u << 20);
     fx_arena(&C->rd_arena, rd_bytes);
+    fx_arena(&C->rd2_arena, rd_bytes);
     REQUIRE(ru_subject_init(&C->rd, S, &C->rd_arena));
+    REQUIRE(ru_subject_init(&C->rd2, S, &C->rd2_arena));
 }
 
 /* ================================================= the paths ===== */
@@ -1260,6 +1271,116 @@ static void gen_ruleset(ruleset *rs, rg_rng *rg)
     }
 }
 
+#ifdef RM_COMPILED
+/* The first tr_nrulesets rule sets at the default seed, written as C. */
+extern const ru_compiled *const tr_rulesets[];
+extern const int tr_nrulesets;
+
+/* The subject's optics read, as a string of 0 and 1. */
+static void read_mask(const ru_subject *rd, char *out)
+{
+    for (int i = 0; i < S->noptics && i < RU_MAX_OPTICS; i++)
+        out[i] = ru_subject_read(rd, i) ? '1' : '0';
+    out[S->noptics < RU_MAX_OPTICS ? S->noptics : RU_MAX_OPTICS] = '\0';
+}
+
+/* Set c (the C of rules r) against the interpreter on m at a level. */
+static void compiled_same(const ruleset *rs, const ru_rules *r, const ru_compiled *c, int set,
+                          const msg *m, int index, bool valid, int level)
+{
+    for (int decide = 0; decide < 2; decide++) {
+        int want = engine(r, m, level, decide);
+        ru_subject *a = &C->rd, *b = &C->rd2;
+        if (level == LV_MODEL)
+            ru_subject_model(b, m->root);
+        else
+            ru_subject_bytes(b, m->p, m->n);
+        if (level == LV_VIEWS)
+            for (int i = 0; i < S->noptics && i < RU_MAX_OPTICS; i++) {
+                if (m->has[i])
+                    ru_subject_seed(b, i, true, &m->views[i]);
+                else if (m->views[i].bytes.p != &UNSET && !container(&S->optics[i]))
+                    ru_subject_seed(b, i, false, &m->views[i]);
+            }
+        int got = decide ? c->decide(r, b) : c->judge(r, b);
+        char ma[RU_MAX_OPTICS + 1], mb[RU_MAX_OPTICS + 1];
+        read_mask(a, ma);
+        read_mask(b, mb);
+        if (got != want || a->reads != b->reads || strcmp(ma, mb) != 0) {
+            char what[1024];
+            snprintf(what, sizeof what,
+                     "%s, %s: the interpreter says %d having read %llu optics (%s), the C %d "
+                     "having read %llu (%s)",
+                     LEVEL[level], decide ? "decide" : "judge", want,
+                     (unsigned long long)a->reads, ma, got, (unsigned long long)b->reads, mb);
+            report(rs, set, m, index, valid, what);
+            ck_abort_msg("rule set #%d, message #%d: %s", set, index, what);
+        }
+    }
+}
+
+START_TEST(rules_as_c_decide_as_interpreted)
+{
+    build_all();
+    char err[1024];
+    ruleset rs;
+    memset(&rs, 0, sizeof rs);
+    long judged = 0;
+    for (int set = 0; set < tr_nrulesets; set++) {
+        rg_rng rg;
+        rg_seed(&rg, 0x69737375653132ul, (uint64_t)set); /* the default seed, as written */
+        gen_ruleset(&rs, &rg);
+        ru_rules *r = ru_parse((const char *)rs.w.out.p, rs.w.out.n, NAME, S, err, sizeof err);
+        REQUIREF(r != NULL, "rule set #%d does not load: %s", set, err);
+        REQUIREF(ru_compiled_fits(tr_rulesets[set], r),
+                 "rule set #%d: its C was written from other rules", set);
+        for (int k = 0; k < C->nvalid + C->ninvalid; k++) {
+            bool valid = k < C->nvalid;
+            const msg *m = valid ? &C->valid[k] : &C->invalid[k - C->nvalid];
+            static const int levels[] = {LV_OFF, LV_VIEWS, LV_MODEL};
+            for (int l = 0; l < 3; l++)
+                if (!level_drops(m, levels[l]) && (levels[l] != LV_VIEWS || m->schema_ok)) {
+                    compiled_same(&rs, r, tr_rulesets[set], set, m, k, valid, levels[l]);
+                    judged++;
+                }
+        }
+        ru_free(r);
+    }
+    fprintf(stderr, "test_rules_model_c: %d rule sets as C, %ld judgements each way\n",
+            tr_nrulesets, judged);
+    REQUIRE(judged > 0);
+    free(rs.w.out.p);
+    free_all();
+}
+END_TEST
+#endif
+
+/* The first n rule sets at the default seed, each as dir/set_I.rules (for
+ * the build to write as C: RM_COMPILED). */
+static int write_rules(const char *dir, int n)
+{
+    setup();
+    build_all();
+    ruleset rs;
+    memset(&rs, 0, sizeof rs);
+    for (int set = 0; set < n; set++) {
+        rg_rng rg;
+        rg_seed(&rg, 0x69737375653132ul, (uint64_t)set);
+        gen_ruleset(&rs, &rg);
+        char path[4096];
+        snprintf(path, sizeof path, "%s/set_%d.rules", dir, set);
+        FILE *f = fopen(path, "wb");
+        if (f == NULL || fwrite(rs.w.out.p, 1, rs.w.out.n, f) != rs.w.out.n || fclose(f) != 0) {
+            perror(path);
+            return 1;
+        }
+    }
+    free(rs.w.out.p);
+    free_all();
+    fx_teardown();
+    return 0;
+}
+
 START_TEST(random_rules_agree_with_a_direct_evaluation)
 {
     build_all();
@@ -1565,13 +1686,21 @@ static Suite *rules_model_suite(void)
 {
     Suite *s = suite_create("rules_model");
     TCase *tc = su_tcase(s, "generated", setup, fx_teardown, 600);
+#ifdef RM_COMPILED
+    tcase_add_test(tc, rules_as_c_decide_as_interpreted);
+    (void)random_rules_agree_with_a_direct_evaluation; /* test_rules_model's */
+    (void)type_incorrect_rules_fail_to_load;
+#else
     tcase_add_test(tc, random_rules_agree_with_a_direct_evaluation);
     tcase_add_test(tc, type_incorrect_rules_fail_to_load);
+#endif
     return s;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    if (argc == 4 && strcmp(argv[1], "--write-rules") == 0)
+        return write_rules(argv[2], atoi(argv[3]));
     fprintf(stderr, "test_rules_model: schema %s, %d types, %d optics\n", S->schema, S->ntypes,
             S->noptics);
     return su_run(rules_model_suite());
