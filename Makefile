@@ -82,7 +82,7 @@ FILTER_OBJ := $(FILTER_SRC:filter/%.c=$(BUILD)/obj/filter/%.o) $(BUILD)/obj/gen/
               $(BUILD)/obj/gen/tr_default_compiled.o
 SHARED_OBJ := $(MODEL_OBJ) $(FILTER_OBJ)
 DEMO_OBJ := $(DEMO_SRC:demo/%.c=$(BUILD)/obj/demo/%.o)
-TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%) $(BUILD)/tests/test_rules_model_c
 BENCH_OBJ := $(BENCH_SRC:bench/%.c=$(BUILD)/obj/bench/%.o)
 
 # The bench's peers (bench/peers*.c, issue 5), each built in when its Debian
