@@ -260,10 +260,12 @@ bool ru_emit_c(const ru_rules *r, const char *name, const char *from, FILE *f)
             if (how == RU_NEVER)
                 continue;
             const char *base = how == RU_SEEK ? r->schema->optics[o->base].name : NULL;
+            fputs("/* optic ", f);
+            comment_text(f, o->name);
             fprintf(f,
-                    "/* optic %d */\nstatic inline __attribute__((always_inline, unused)) const op_value "
+                    " */\nstatic inline __attribute__((always_inline, unused)) const op_value "
                     "*o_%d(ru_subject *s)\n{\n",
-                    i, i);
+                    i);
             if (how == RU_ROOT && is_identifier(o->name))
                 fprintf(f, "    return ru_c_root(s, %d, tr_thunk_scan_%s);\n", i, o->name);
             else if (how == RU_SEEK && is_identifier(o->name) && is_identifier(base))
