@@ -313,8 +313,7 @@ $(RT_BUILD)/obj/tests/unit/%.o: tests/unit/%.c
 # out by it (--write-rules), then as C by triage-rulesc, against the
 # interpreter (the suite built with RM_COMPILED).
 RULESETS := 40
-RULESET_OBJ := $(foreach i,$(shell seq 0 $$(($(RULESETS) - 1))),$(BUILD)/obj/gen/rulesets/set_$(i).o) \
-               $(BUILD)/obj/gen/rulesets/list.o
+RULESET_OBJ := $(BUILD)/obj/gen/rulesets/all.o
 $(RT_BUILD)/obj/tests/unit/test_rules_model_c.o: tests/unit/test_rules_model.c
 	@mkdir -p $(@D)
 	$(call say,CC,$@)
@@ -324,16 +323,16 @@ $(GEN)/rulesets/.written: $(BUILD)/tests/test_rules_model
 	@rm -rf $(@D) && mkdir -p $(@D)
 	$(call say,GEN,$(@D))
 	$(Q)ASAN_OPTIONS=detect_leaks=0 $< --write-rules $(@D) $(RULESETS) && touch $@
-$(GEN)/rulesets/set_%.rules: $(GEN)/rulesets/.written ;
-$(GEN)/rulesets/set_%.c: $(GEN)/rulesets/set_%.rules $(BUILD)/triage-rulesc
-	$(Q)$(BUILD)/triage-rulesc $< tr_ruleset_$* $@
-$(GEN)/rulesets/list.c: $(GEN)/rulesets/.written
-	$(Q){ echo '/* list.c: the rule sets test_rules_model_c judges by, as C. */'; \
-	  echo '#include "rules.h"'; \
-	  for i in $$(seq 0 $$(($(RULESETS) - 1))); do echo "extern const ru_compiled tr_ruleset_$$i;"; done; \
+# every set's C in one file (ru_emit_c prefixes each set's names with its
+# own), then the list of them: one compile
+$(GEN)/rulesets/all.c: $(GEN)/rulesets/.written $(BUILD)/triage-rulesc
+	$(call say,GEN,$@)
+	$(Q)set -e; d=$(@D); for i in $$(seq 0 $$(($(RULESETS) - 1))); do \
+	  $(BUILD)/triage-rulesc $$d/set_$$i.rules tr_ruleset_$$i $$d/set_$$i.c; done; \
+	{ for i in $$(seq 0 $$(($(RULESETS) - 1))); do cat $$d/set_$$i.c; done; \
 	  echo 'const ru_compiled *const tr_rulesets[] = {'; \
 	  for i in $$(seq 0 $$(($(RULESETS) - 1))); do echo "    &tr_ruleset_$$i,"; done; \
-	  echo '};'; echo 'const int tr_nrulesets = $(RULESETS);'; } > $@
+	  echo '};'; echo 'const int tr_nrulesets = $(RULESETS);'; } > $@.tmp && mv $@.tmp $@
 
 $(MODEL_TESTS): $(BUILD)/tests/%: $(RT_BUILD)/obj/tests/unit/%.o $(SUPPORT_LIB) $(MODEL_OBJ)
 	@mkdir -p $(@D)

@@ -3,9 +3,11 @@
  * The C follows the interpreter (rules.c: first_holding, eval) step for
  * step, so the same rule decides and the same optics are read, in the same
  * order, into the same subject: each node of the compiled form becomes an
- * always-inline function (n_K for node K), each optic a read (o_I) through
- * rules_compiled.h with its scanner named, and the index a switch on the
- * guard's case whose arms try that case's candidates in order. What it does
+ * always-inline function (NAME_n_K for node K), each optic a read (NAME_o_I)
+ * through rules_compiled.h with its scanner named, and the index a switch on
+ * the guard's case whose arms try that case's candidates in order. Every
+ * name written starts with NAME, so the C of several rules files may be
+ * compiled as one file. What it does
  * not write out (comparisons of strings, doubles, two paths, 'in' lists,
  * sets past 64 cases) calls ru_eval_node on that node. */
 #include <inttypes.h>
@@ -17,8 +19,8 @@
 typedef struct {
     FILE *f;
     const ru_rules *r;
-    const op_schema *s;
-    uint8_t *done; /* n_K written */
+    const char *px; /* the name: every function written is NAME_... */
+    uint8_t *done;  /* NAME_n_K written */
 } em;
 
 static bool is_identifier(const char *s)
@@ -42,7 +44,7 @@ static void comment_text(FILE *f, const char *s)
 /* Reads path p into `const op_value *v` (with `op_value t` for its steps). */
 static void read_path(em *E, const ru_path *p)
 {
-    fprintf(E->f, "    op_value t;\n    const op_value *v = o_%d(s);\n", p->optic);
+    fprintf(E->f, "    op_value t;\n    const op_value *v = %s_o_%d(s);\n", E->px, p->optic);
     for (int k = 0; k < p->nsteps; k++)
         fprintf(E->f, "    if (v != NULL)\n        v = ru_step(r, %d, v, &t);\n", p->step + k);
     if (p->nsteps == 0)
@@ -50,7 +52,7 @@ static void read_path(em *E, const ru_path *p)
 }
 
 static const char *const head =
-    "static inline __attribute__((always_inline, unused)) bool n_%d(const ru_rules *r, ru_subject *s)\n"
+    "static inline __attribute__((always_inline, unused)) bool %s_n_%d(const ru_rules *r, ru_subject *s)\n"
     "{\n    (void)r;\n    (void)s;\n";
 
 /* The value a set test tries: a bool's 0 or 1, else the case. */
@@ -73,7 +75,7 @@ static void chain(em *E, int k, const char *op, const char *none)
         return;
     }
     for (bool first = true; k >= 0; k = E->r->nodes[k].next, first = false)
-        fprintf(E->f, "%sn_%d(r, s)", first ? "" : op, k);
+        fprintf(E->f, "%s%s_n_%d(r, s)", first ? "" : op, E->px, k);
 }
 
 static void emit_node(em *E, int k)
@@ -85,7 +87,7 @@ static void emit_node(em *E, int k)
     FILE *f = E->f;
     if (n->op == RN_AND || n->op == RN_OR || n->op == RN_NOT)
         emit_kids(E, n);
-    fprintf(f, head, k);
+    fprintf(f, head, E->px, k);
     switch (n->op) {
     case RN_AND:
     case RN_OR:
@@ -93,7 +95,7 @@ static void emit_node(em *E, int k)
         chain(E, n->kid, n->op == RN_AND ? " && " : " || ", n->op == RN_AND ? "true" : "false");
         fputs(";\n", f);
         break;
-    case RN_NOT: fprintf(f, "    return !n_%d(r, s);\n", n->kid); break;
+    case RN_NOT: fprintf(f, "    return !%s_n_%d(r, s);\n", E->px, n->kid); break;
     case RN_CONST: fprintf(f, "    return %s;\n", n->mask != 0 ? "true" : "false"); break;
     case RN_HAS:
         read_path(E, &n->a);
@@ -147,11 +149,11 @@ static void emit_rest(em *E, int i)
     else
         for (int k = rule->rest; k >= 0; k = E->r->nodes[k].next)
             emit_node(E, k);
-    fprintf(E->f, "static inline __attribute__((always_inline, unused)) bool rest_%d(const ru_rules *r, "
+    fprintf(E->f, "static inline __attribute__((always_inline, unused)) bool %s_rest_%d(const ru_rules *r, "
                   "ru_subject *s)\n{\n    (void)r;\n    (void)s;\n    return ",
-            i);
+            E->px, i);
     if (rule->rest == RU_UNGUARDED)
-        fprintf(E->f, "n_%d(r, s)", rule->expr);
+        fprintf(E->f, "%s_n_%d(r, s)", E->px, rule->expr);
     else
         chain(E, rule->rest, " && ", "true");
     fputs(";\n}\n\n", E->f);
@@ -162,7 +164,7 @@ static void emit_row(em *E, uint64_t bits)
 {
     for (; bits != 0; bits &= bits - 1) {
         int i = __builtin_ctzll(bits);
-        fprintf(E->f, "        if (%d < limit && rest_%d(r, s))\n            return %d;\n", i, i, i);
+        fprintf(E->f, "        if (%d < limit && %s_rest_%d(r, s))\n            return %d;\n", i, E->px, i, i);
     }
     fputs("        return -1;\n", E->f);
 }
@@ -193,13 +195,14 @@ static void emit_first(em *E)
         for (int i = 0; i < r->nrules; i++)
             emit_node(E, r->rules[i].expr);
     }
-    fputs("/* The first rule among [0, limit) that holds, or -1 (rules.c: first_holding). */\n"
-          "static inline __attribute__((always_inline, unused)) int first(const ru_rules *r, "
-          "ru_subject *s, int limit)\n{\n    (void)r;\n    (void)s;\n    (void)limit;\n",
-          f);
+    fprintf(f,
+            "/* The first rule among [0, limit) that holds, or -1 (rules.c: first_holding). */\n"
+            "static inline __attribute__((always_inline, unused)) int %s_first(const ru_rules *r, "
+            "ru_subject *s, int limit)\n{\n    (void)r;\n    (void)s;\n    (void)limit;\n",
+            E->px);
     if (r->nrow == 0) {
         for (int i = 0; i < r->nrules; i++)
-            fprintf(f, "    if (%d < limit && n_%d(r, s))\n        return %d;\n", i,
+            fprintf(f, "    if (%d < limit && %s_n_%d(r, s))\n        return %d;\n", i, E->px,
                     r->rules[i].expr, i);
         fputs("    return -1;\n}\n\n", f);
         return;
@@ -207,7 +210,7 @@ static void emit_first(em *E)
     /* the index: the guard's path read once, its case's candidates tried */
     const ru_node *g = r->guard;
     fputs("    if (limit == 0)\n        return -1;\n", f);
-    fprintf(f, "    op_value t;\n    const op_value *v = o_%d(s);\n", g->a.optic);
+    fprintf(f, "    op_value t;\n    const op_value *v = %s_o_%d(s);\n", E->px, g->a.optic);
     for (int k = 0; k < g->a.nsteps; k++)
         fprintf(f, "    if (v != NULL)\n        v = ru_step(r, %d, v, &t);\n", g->a.step + k);
     if (g->a.nsteps == 0)
@@ -238,7 +241,7 @@ bool ru_emit_c(const ru_rules *r, const char *name, const char *from, FILE *f)
 {
     if (r == NULL || f == NULL || !is_identifier(name))
         return false;
-    em E = {f, r, r->schema, calloc((size_t)r->nnodes + 1, 1)};
+    em E = {f, r, name, calloc((size_t)r->nnodes + 1, 1)};
     if (E.done == NULL)
         return false;
     bool whole = r->nnodes <= RU_EMIT_NODES && index_size(r) <= RU_EMIT_NODES;
@@ -264,8 +267,8 @@ bool ru_emit_c(const ru_rules *r, const char *name, const char *from, FILE *f)
             comment_text(f, o->name);
             fprintf(f,
                     " */\nstatic inline __attribute__((always_inline, unused)) const op_value "
-                    "*o_%d(ru_subject *s)\n{\n",
-                    i);
+                    "*%s_o_%d(ru_subject *s)\n{\n",
+                    name, i);
             if (how == RU_ROOT && is_identifier(o->name))
                 fprintf(f, "    return ru_c_root(s, %d, tr_thunk_scan_%s);\n", i, o->name);
             else if (how == RU_SEEK && is_identifier(o->name) && is_identifier(base))
@@ -280,12 +283,12 @@ bool ru_emit_c(const ru_rules *r, const char *name, const char *from, FILE *f)
     }
     /* which rules keep, and the two entries */
     if (whole && r->tried > 0) {
-        fprintf(f, "static const bool keeps[%d] = {", r->tried);
+        fprintf(f, "static const bool %s_keeps[%d] = {", name, r->tried);
         for (int i = 0; i < r->tried; i++)
             fprintf(f, "%s%s", i % 16 ? ", " : "\n    ", r->rules[i].keep ? "true" : "false");
         fputs("\n};\n\n", f);
     }
-    fputs("static bool judge(const ru_rules *r, ru_subject *s)\n{\n", f);
+    fprintf(f, "static bool %s_judge(const ru_rules *r, ru_subject *s)\n{\n", name);
     if (!whole)
         fputs("    return ru_judge(r, s);\n}\n\n", f);
     else if (r->tried == 0) /* as ru_judge: nothing tried, nothing read */
@@ -293,21 +296,21 @@ bool ru_emit_c(const ru_rules *r, const char *name, const char *from, FILE *f)
     else
         fprintf(f,
                 "    if (s->model || s->schema != ru_rules_schema(r))\n        return ru_judge(r, s);\n"
-                "    int i = first(r, s, %d);\n    return i >= 0 && keeps[i];\n}\n\n",
-                r->tried);
-    fputs("static int decide(const ru_rules *r, ru_subject *s)\n{\n", f);
+                "    int i = %s_first(r, s, %d);\n    return i >= 0 && %s_keeps[i];\n}\n\n",
+                name, r->tried, name);
+    fprintf(f, "static int %s_decide(const ru_rules *r, ru_subject *s)\n{\n", name);
     if (!whole)
         fputs("    return ru_decide(r, s);\n}\n\n", f);
     else
         fprintf(f,
                 "    if (s->model || s->schema != ru_rules_schema(r))\n        return ru_decide(r, s);\n"
-                "    return first(r, s, %d);\n}\n\n",
-                r->nrules);
+                "    return %s_first(r, s, %d);\n}\n\n",
+                name, r->nrules);
     fprintf(f,
             "const ru_compiled %s = {\n    .schema = &tr_schema,\n"
             "    .print = UINT64_C(0x%016" PRIx64 "),\n    .nrules = %d,\n"
-            "    .judge = judge,\n    .decide = decide,\n};\n",
-            name, r->print, r->nrules);
+            "    .judge = %s_judge,\n    .decide = %s_decide,\n};\n",
+            name, r->print, r->nrules, name, name);
     free(E.done);
     return fflush(f) == 0 && !ferror(f);
 }
