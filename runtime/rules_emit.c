@@ -21,6 +21,7 @@ typedef struct {
     const ru_rules *r;
     const char *px; /* the name: every function written is NAME_... */
     uint8_t *done;  /* NAME_n_K written */
+    uint8_t *used;  /* NAME_o_I called */
 } em;
 
 static bool is_identifier(const char *s)
@@ -44,6 +45,7 @@ static void comment_text(FILE *f, const char *s)
 /* Reads path p into `const op_value *v` (with `op_value t` for its steps). */
 static void read_path(em *E, const ru_path *p)
 {
+    E->used[p->optic] = 1;
     fprintf(E->f, "    op_value t;\n    const op_value *v = %s_o_%d(s);\n", E->px, p->optic);
     for (int k = 0; k < p->nsteps; k++)
         fprintf(E->f, "    if (v != NULL)\n        v = ru_step(r, %d, v, &t);\n", p->step + k);
@@ -210,6 +212,7 @@ static void emit_first(em *E)
     /* the index: the guard's path read once, its case's candidates tried */
     const ru_node *g = r->guard;
     fputs("    if (limit == 0)\n        return -1;\n", f);
+    E->used[g->a.optic] = 1;
     fprintf(f, "    op_value t;\n    const op_value *v = %s_o_%d(s);\n", E->px, g->a.optic);
     for (int k = 0; k < g->a.nsteps; k++)
         fprintf(f, "    if (v != NULL)\n        v = ru_step(r, %d, v, &t);\n", g->a.step + k);
@@ -241,10 +244,23 @@ bool ru_emit_c(const ru_rules *r, const char *name, const char *from, FILE *f)
 {
     if (r == NULL || f == NULL || !is_identifier(name))
         return false;
-    em E = {f, r, name, calloc((size_t)r->nnodes + 1, 1)};
-    if (E.done == NULL)
-        return false;
     bool whole = r->nnodes <= RU_EMIT_NODES && index_size(r) <= RU_EMIT_NODES;
+    /* the nodes first, into memory: they tell which optics are read */
+    char *body = NULL;
+    size_t nbody = 0;
+    em E = {open_memstream(&body, &nbody), r, name, calloc((size_t)r->nnodes + 1, 1),
+            calloc((size_t)r->schema->noptics + 1, 1)};
+    bool ok = E.f != NULL && E.done != NULL && E.used != NULL;
+    if (ok && whole)
+        emit_first(&E);
+    if (E.f != NULL)
+        ok = fclose(E.f) == 0 && ok;
+    free(E.done);
+    if (!ok) {
+        free(E.used);
+        free(body);
+        return false;
+    }
     fputs("/* ", f);
     fputs(name, f);
     fputs(".c: the rules of ", f);
@@ -260,7 +276,7 @@ bool ru_emit_c(const ru_rules *r, const char *name, const char *from, FILE *f)
         for (int i = 0; i < r->schema->noptics; i++) {
             const op_optic *o = &r->schema->optics[i];
             int how = ru_how(r->schema, i);
-            if (how == RU_NEVER)
+            if (!E.used[i] || how == RU_NEVER)
                 continue;
             const char *base = how == RU_SEEK ? r->schema->optics[o->base].name : NULL;
             fputs("/* optic ", f);
@@ -279,8 +295,10 @@ bool ru_emit_c(const ru_rules *r, const char *name, const char *from, FILE *f)
             fputs("}\n\n", f);
         }
         fputs("/* ---- the rules' nodes */\n\n", f);
-        emit_first(&E);
+        fwrite(body, 1, nbody, f);
     }
+    free(E.used);
+    free(body);
     /* which rules keep, and the two entries */
     if (whole && r->tried > 0) {
         fprintf(f, "static const bool %s_keeps[%d] = {", name, r->tried);
@@ -311,6 +329,5 @@ bool ru_emit_c(const ru_rules *r, const char *name, const char *from, FILE *f)
             "    .print = UINT64_C(0x%016" PRIx64 "),\n    .nrules = %d,\n"
             "    .judge = %s_judge,\n    .decide = %s_decide,\n};\n",
             name, r->print, r->nrules, name, name);
-    free(E.done);
     return fflush(f) == 0 && !ferror(f);
 }

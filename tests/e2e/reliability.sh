@@ -213,7 +213,8 @@ sys.exit(0 if ok else 1)
 PY
 }
 for n in 0 10000 1000000; do
-    start up upstream --listen 127.0.0.1:0 --count 5000 --seed 2
+    # --pool 0: message i is issue i, as in gen5k, however far the upstream gets
+    start up upstream --listen 127.0.0.1:0 --count 5000 --seed 2 --pool 0
     : >"$tmp/down.out"
     fake_downstream $n >>"$tmp/down.out" &
     ua=$(addr_of "$tmp/up.out") && da=$(addr_of "$tmp/down.out")
