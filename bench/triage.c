@@ -81,23 +81,18 @@ static int verdict_decode(ctx_t *c, size_t i)
     return po_judge(&c->policy, &c->rd->ru, &kind) ? kind : -1;
 }
 
-static int verdict_optics(ctx_t *c, size_t i)
+/* The optics reader at c's level, judging by pol: the kind when kept. */
+static int verdict_by(ctx_t *c, size_t i, const po_policy *pol)
 {
     tr_message m = msg_at(c, i);
     if (!rd_message(c->rd, c->level, m))
         return -2;
     int kind;
-    return po_judge(&c->policy, &c->rd->ru, &kind) ? kind : -1;
+    return po_judge(pol, &c->rd->ru, &kind) ? kind : -1;
 }
 
-static int verdict_interp(ctx_t *c, size_t i)
-{
-    tr_message m = msg_at(c, i);
-    if (!rd_message(c->rd, c->level, m))
-        return -2;
-    int kind;
-    return po_judge(&c->interp, &c->rd->ru, &kind) ? kind : -1;
-}
+static int verdict_optics(ctx_t *c, size_t i) { return verdict_by(c, i, &c->policy); }
+static int verdict_interp(ctx_t *c, size_t i) { return verdict_by(c, i, &c->interp); }
 
 /* schema/default.rules as C, over the scanners: the kind when kept, else -1. */
 static int verdict_direct(ctx_t *c, size_t i)
