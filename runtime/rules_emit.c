@@ -5,11 +5,11 @@
  * order, into the same subject: each node of the compiled form becomes an
  * always-inline function (NAME_n_K for node K), each optic a read (NAME_o_I)
  * through rules_compiled.h with its scanner named, and the index a switch on
- * the guard's case whose arms try that case's candidates in order. Every
- * name written starts with NAME, so the C of several rules files may be
- * compiled as one file. What it does
- * not write out (comparisons of strings, doubles, two paths, 'in' lists,
- * sets past 64 cases) calls ru_eval_node on that node. */
+ * the guard's case whose arms try that case's candidates in order; only
+ * the reads the nodes call are written. Every name written starts with
+ * NAME, so the C of several rules files may be compiled as one file. What
+ * it does not write out (comparisons of strings, doubles, two paths, 'in'
+ * lists, sets past 64 cases) calls ru_eval_node on that node. */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
