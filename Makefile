@@ -267,12 +267,29 @@ $(BUILD)/tests/%: tests/unit/%.c $(SUPPORT_DEMO_LIB) $(SUPPORT_LIB) $(SHARED_OBJ
 # test_rules_compiled: the rules files of tests/rules, and one too large to
 # be written out (past RU_EMIT_NODES), each written as C by triage-rulesc
 # (tr_rules_<name>), and a list of them (path, compiled) to judge by.
-TEST_RULES := $(sort $(wildcard tests/rules/*.rules)) $(GEN)/rules/large.rules
+TEST_RULES := $(sort $(wildcard tests/rules/*.rules)) $(GEN)/rules/large.rules \
+              $(GEN)/rules/wide.rules $(GEN)/rules/wider.rules
 TEST_RULES_OBJ := $(foreach f,$(TEST_RULES),$(BUILD)/obj/gen/rules/$(notdir $(f:.rules=.o))) \
                   $(BUILD)/obj/gen/rules/list.o
 $(GEN)/rules/large.rules:
 	@mkdir -p $(@D)
 	$(Q)seq 1 1400 | sed 's/.*/keep votes.count == & \&\& kind == Request/' > $@
+# 64 rules led by kind (the index at its widest: a bit for each), and 65
+# (past the index: tried in turn)
+RULES_WIDE = awk 'BEGIN { split("Bug Incident Request", k, " "); \
+  for (i = 0; i < $(1); i++) { \
+    if (i % 4 == 3) print "drop kind == " k[i % 3 + 1] " && (tier == Minor || module == Ui)"; \
+    else print "keep kind in [" k[i % 3 + 1] ", " k[(i + 1) % 3 + 1] "] && " \
+      (i % 2 ? "votes.count >= " (200 - 3 * i) : "severity != Sev" (i % 4 + 1)) } }'
+$(GEN)/rules/wide.rules:
+	@mkdir -p $(@D)
+	$(Q)$(call RULES_WIDE,64) > $@
+$(GEN)/rules/wider.rules:
+	@mkdir -p $(@D)
+	$(Q)$(call RULES_WIDE,65) > $@
+$(GEN)/rules/wide.c $(GEN)/rules/wider.c: $(GEN)/rules/%.c: $(GEN)/rules/%.rules $(BUILD)/triage-rulesc
+	$(call say,GEN,$@)
+	$(Q)$(BUILD)/triage-rulesc $< tr_rules_$* $@
 $(GEN)/rules/%.c: tests/rules/%.rules $(BUILD)/triage-rulesc
 	@mkdir -p $(@D)
 	$(call say,GEN,$@)

@@ -303,7 +303,8 @@ bool ru_emit_c(const ru_rules *r, const char *name, const char *from, FILE *f)
     if (whole && r->tried > 0) {
         fprintf(f, "static const bool %s_keeps[%d] = {", name, r->tried);
         for (int i = 0; i < r->tried; i++)
-            fprintf(f, "%s%s", i % 16 ? ", " : "\n    ", r->rules[i].keep ? "true" : "false");
+            fprintf(f, "%s%s", i == 0 ? "\n    " : i % 16 ? ", " : ",\n    ",
+                    r->rules[i].keep ? "true" : "false");
         fputs("\n};\n\n", f);
     }
     fprintf(f, "static bool %s_judge(const ru_rules *r, ru_subject *s)\n{\n", name);
