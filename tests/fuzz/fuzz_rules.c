@@ -6,7 +6,10 @@
  *           the input; rules that load judge every fixed message the same
  *           way twice, on its bytes and on its model, read each optic at
  *           most once, and ru_decide agrees with ru_judge and with the
- *           rules tried in turn (ru_decide_in_turn: no index).
+ *           rules tried in turn (ru_decide_in_turn: no index); and
+ *           ru_emit_c writes them out as C without a fault (the C itself is
+ *           compiled and checked by test_rules_compiled and
+ *           test_rules_model_c, at build time).
  *
  * It needs the runtime alone: tests/unit/test_rules.c links it too. */
 #include <stdio.h>
@@ -441,6 +444,25 @@ static const char *fzr_judge_all(const ru_rules *r)
     return NULL;
 }
 
+/* Rules that loaded, written as C: it must succeed and define the set. */
+static const char *fzr_emit(const ru_rules *r)
+{
+    char *c = NULL;
+    size_t cn = 0;
+    FILE *f = open_memstream(&c, &cn);
+    if (f == NULL)
+        abort();
+    bool ok = ru_emit_c(r, "fz", "fuzz.rules", f);
+    ok = fclose(f) == 0 && ok;
+    const char *why = NULL;
+    if (!ok)
+        why = "rules: ru_emit_c failed on rules that loaded";
+    else if (strstr(c, "const ru_compiled fz = {") == NULL)
+        why = "rules: ru_emit_c wrote no ru_compiled";
+    free(c);
+    return why;
+}
+
 const char *fzr_rules(const uint8_t *d, size_t n)
 {
     if (!fzr.ready) {
@@ -474,6 +496,8 @@ const char *fzr_rules(const uint8_t *d, size_t n)
             why = "rules: an error message for rules that loaded";
         else
             why = fzr_judge_all(r);
+        if (why == NULL)
+            why = fzr_emit(r);
         ru_free(r);
     }
     if (why == NULL) {
