@@ -1,6 +1,7 @@
 # triage: a schema compiler and the runtime it generates for.
 #
-#   make          generate and build everything (build/triage-demo, build/triage-bench)
+#   make          generate and build everything (build/triage-demo, build/triage-bench,
+#                 build/libtriage.a)
 #   make gen      only generate build/gen/ from schema/issue.schema (SCHEMA=FILE: another)
 #   make demo     run the demo (installs missing Debian packages first)
 #   make test     every test, then the same unit tests under ASan and UBSan
@@ -470,6 +471,9 @@ test-build-san: deps
 include mk/grpc.mk
 include mk/scale.mk
 include mk/install.mk
+# make builds the library too, so a program linked against build/libtriage.a
+# after a plain make gets what the programs got
+all: $(LIB_A)
 
 # ---- any schema: every tests/models/*.schema generated, built once (with
 # clang, ASan, UBSan and the fuzzers' coverage, as the fuzz build), and put

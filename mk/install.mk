@@ -37,8 +37,8 @@ PUBLIC_H := $(GEN)/tr_model.h $(GEN)/tr_optics.h runtime/policy.h runtime/rules.
 lib: $(LIB_A)
 
 $(LIB_A): $(RUNTIME_OBJ) $(GEN_OBJ)
-	@rm -f $@
-	$(AR) rcs $@ $^
+	$(call say,AR,$@)
+	$(Q)rm -f $@ && $(AR) rcs $@ $^
 
 # LDLIBS as the Makefile has it when the recipe runs, so the .pc names
 # every library the runtime links.
