@@ -212,12 +212,7 @@ static void emit_first(em *E)
     /* the index: the guard's path read once, its case's candidates tried */
     const ru_node *g = r->guard;
     fputs("    if (limit == 0)\n        return -1;\n", f);
-    E->used[g->a.optic] = 1;
-    fprintf(f, "    op_value t;\n    const op_value *v = %s_o_%d(s);\n", E->px, g->a.optic);
-    for (int k = 0; k < g->a.nsteps; k++)
-        fprintf(f, "    if (v != NULL)\n        v = ru_step(r, %d, v, &t);\n", g->a.step + k);
-    if (g->a.nsteps == 0)
-        fputs("    (void)t;\n", f);
+    read_path(E, &g->a);
     fprintf(f,
             "    unsigned x = %du;\n"
             "    if (v != NULL && (unsigned)v->%s < x)\n        x = (unsigned)v->%s;\n"

@@ -1131,6 +1131,17 @@ static bool level_drops(const msg *m, int level)
            (level == LV_MODEL && m->root == NULL);
 }
 
+/* The raw optics' views of m, seeded into rd as validate_views gave them. */
+static void seed_views(ru_subject *rd, const msg *m)
+{
+    for (int i = 0; i < S->noptics && i < RU_MAX_OPTICS; i++) {
+        if (m->has[i])
+            ru_subject_seed(rd, i, true, &m->views[i]);
+        else if (m->views[i].bytes.p != &UNSET && !container(&S->optics[i]))
+            ru_subject_seed(rd, i, false, &m->views[i]);
+    }
+}
+
 /* The engine's verdict on m at a level that reads it. */
 static int engine(const ru_rules *r, const msg *m, int level, bool decide)
 {
@@ -1140,12 +1151,7 @@ static int engine(const ru_rules *r, const msg *m, int level, bool decide)
     } else {
         ru_subject_bytes(rd, m->p, m->n);
         if (level == LV_VIEWS) /* as the demo hands the kind's base to the rules */
-            for (int i = 0; i < S->noptics && i < RU_MAX_OPTICS; i++) {
-                if (m->has[i])
-                    ru_subject_seed(rd, i, true, &m->views[i]);
-                else if (m->views[i].bytes.p != &UNSET && !container(&S->optics[i]))
-                    ru_subject_seed(rd, i, false, &m->views[i]);
-            }
+            seed_views(rd, m);
     }
     return decide ? ru_decide(r, rd) : ru_judge(r, rd);
 }
@@ -1296,12 +1302,7 @@ static void compiled_same(const ruleset *rs, const ru_rules *r, const ru_compile
         else
             ru_subject_bytes(b, m->p, m->n);
         if (level == LV_VIEWS)
-            for (int i = 0; i < S->noptics && i < RU_MAX_OPTICS; i++) {
-                if (m->has[i])
-                    ru_subject_seed(b, i, true, &m->views[i]);
-                else if (m->views[i].bytes.p != &UNSET && !container(&S->optics[i]))
-                    ru_subject_seed(b, i, false, &m->views[i]);
-            }
+            seed_views(b, m);
         int got = decide ? c->decide(r, b) : c->judge(r, b);
         char ma[RU_MAX_OPTICS + 1], mb[RU_MAX_OPTICS + 1];
         read_mask(a, ma);
