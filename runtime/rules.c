@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 
 #include "json.h"
+#include "rules_compiled.h"
 #include "rules_impl.h"
 
 /* ===================================================== the schema ===== */
@@ -1609,21 +1610,16 @@ void ru_subject_model(ru_subject *subj, const void *root)
  * store it reads from is not forwarded); the field the rule reads is. */
 static const op_value *fill(ru_subject *subj, int i);
 
-/* Caches optic s's outcome (its value in s->val when hit). */
+/* Caching an outcome and scanning into a slot: rules_compiled.h's
+ * ru_c_done and ru_c_scan, which the rules written as C call too. */
 static inline const op_value *filled(ru_subject *subj, ru_slot *s, bool hit)
 {
-    subj->reads++;
-    s->hit = hit;
-    s->seen = subj->gen;
-    return hit ? &s->val : NULL;
+    return ru_c_done(subj, s, hit);
 }
 
-/* Scans optic s over n bytes at p into its slot. */
 static inline const op_value *scan_into(ru_subject *subj, ru_slot *s, const uint8_t *p, size_t n)
 {
-    memset(&s->val, 0, sizeof s->val);
-    return filled(subj, s,
-                  s->scan(p, n, &s->val, s->at ? subj->scratch + s->at - 1 : NULL, subj->arena));
+    return ru_c_scan(subj, s, s->scan, p, n);
 }
 
 /* Optic s read from where its raw base b starts (sought), to the
