@@ -320,7 +320,7 @@ $(BUILD)/tests/test_rules_compiled: tests/unit/test_rules_compiled.c $(TEST_RULE
 # demo cannot run on. They reach the schema through its tables (tr_schema)
 # and include no generated header, so each is compiled once, in RT_BUILD,
 # and linked with the generated code of each schema.
-MODEL_TESTS := $(BUILD)/tests/test_model $(BUILD)/tests/test_rules_model \
+MODEL_TESTS := $(BUILD)/tests/test_model $(BUILD)/tests/test_level $(BUILD)/tests/test_rules_model \
                $(BUILD)/tests/test_rules_model_c
 $(RT_BUILD)/obj/tests/unit/%.o: tests/unit/%.c
 	@mkdir -p $(@D)

@@ -79,6 +79,41 @@ typedef struct op_field {
     int nfields;
 } op_field;
 
+/* An optic's first step into the object at its source, as its scanner takes
+ * it: the member it looks for there (and the union tag it checks), so that
+ * one walk of that object can find the members of several optics
+ * (level.h), then each optic go on from its member with `from`. */
+enum {
+    OP_M_NONE,  /* not a member of an object (an index first): no shared walk */
+    OP_M_FIELD, /* the member `key` (a field or a map's key); with tag set, of a
+                 * union's object whose tag must name case `want` */
+    OP_M_TAG,   /* the tag itself is the focus: its case */
+    OP_M_CASE,  /* the object itself, when its tag names case `want` */
+};
+
+typedef struct {
+    uint8_t mode;
+    js_str key;      /* OP_M_FIELD: the member's key, unescaped */
+    js_str tag;      /* the union's tag key (p NULL: the source is no union) */
+    int want;        /* the case the tag must name (OP_M_FIELD with a tag, OP_M_CASE) */
+    /* the union's case names, as its scanners match them: in schema order,
+     * the longest's length (in characters), and the slow path's lookup */
+    const js_str *cases;
+    int ncases;
+    size_t longest;
+    int (*name_from)(const char *s, size_t n);
+    /* "[]" or "{}": the focus when the member is absent from an object that
+     * closed (an absent list or map is an empty one); else NULL */
+    const char *empty;
+    /* From where the member's value starts (after whitespace; OP_M_CASE:
+     * the object's '{') to the end of the bytes: the scanner's other steps,
+     * then the focus, as scan has them. */
+    bool (*from)(const uint8_t *p, const uint8_t *end, op_value *out, void *scratch,
+                 ar_arena *a);
+    /* OP_RAW: the same, the value's start only (as seek) */
+    bool (*seek_from)(const uint8_t *p, const uint8_t *end, op_value *out);
+} op_member;
+
 typedef struct {
     const char *name;        /* the optic's name */
     const char *path;        /* its path as a comment would name it: "Event.Outage.level" */
@@ -112,6 +147,7 @@ typedef struct {
      * and maps are left out); else NULL, 0. */
     const op_field *fields;
     int nfields;
+    op_member member;        /* its first step (mode OP_M_NONE: none to share) */
 } op_optic;
 
 typedef struct {

@@ -112,9 +112,15 @@ def check(s: Schema) -> List[Diagnostic]:
         g.add(f"{P}get_{o.name}", "get:" + o.name, what, o.pos)
         g.add(f"{P}scan_{o.name}", "scan:" + o.name, what, o.pos)
         g.add(f"{P}thunk_scan_{o.name}", "thunk_scan:" + o.name, what, o.pos)
+        # its scanner from its first member on (level.h), when it has one
+        g.add(f"{P}thunk_from_{o.name}", "thunk_from:" + o.name, what, o.pos)
         if o.raw:
             g.add(f"{P}seek_{o.name}", "seek:" + o.name, what, o.pos)
             g.add(f"{P}thunk_seek_{o.name}", "thunk_seek:" + o.name, what, o.pos)
+            g.add(f"{P}seekfrom_{o.name}", "seekfrom:" + o.name, what, o.pos)
+            g.add(f"{P}thunk_seekfrom_{o.name}", "thunk_seekfrom:" + o.name, what, o.pos)
+        else:
+            g.add(f"{P}from_{o.name}", "from:" + o.name, what, o.pos)
         for t in (o.source, o.focus if o.raw else None):
             if t is not None:
                 v = view_type(t, root)

@@ -67,7 +67,7 @@ RUNTIME_NAMES = {
     "TR_RUNTIME_VERSION": "runtime/version.h",
     "TR_VERSION": "runtime/version.h",
     **{f"TR_{h.upper()}_H": f"runtime/{h}.h" for h in """arena blocks clock error forward frames gzip
-       h2proxy json jsonvalid net object optic policy ringbuf rng rules rules_compiled rules_impl
+       h2proxy json jsonvalid level net object optic policy ringbuf rng rules rules_compiled rules_impl
        skip tally version view""".split()},
 }
 

@@ -243,7 +243,7 @@ static const op_type fzr_types[] = {
 #define FZR_OPTIC(nm, path, kind, focus, cases, ncases, source, base, root, rec, enc, fields,  \
                   nfields)                                                                    \
     {#nm, path, kind, focus, cases, ncases, source, base, root, rec, fzr_scan_##nm, NULL,     \
-     fzr_get_##nm, enc, fields, nfields}
+     fzr_get_##nm, enc, fields, nfields, {.mode = OP_M_NONE}}
 
 const op_optic fzr_optics[FZR_NOPTICS] = {
     FZR_OPTIC(kind, "Msg.kind", OP_TAG, "Kind", fzr_kind_cases, 3, 0, -1, true, 0, NULL, NULL, 0),
