@@ -44,6 +44,8 @@ static int key_index(lv_plan *pl, js_str k, bool add)
     while (at < k.n && !needs_escape((uint8_t)k.p[at]))
         at++;
     pl->plain[i] = (uint8_t)(at < 255 ? at : 255);
+    if (k.n > pl->longest)
+        pl->longest = k.n;
     pl->whole[i] = at == k.n;
     return i;
 }
@@ -99,6 +101,11 @@ bool lv_plan_add(lv_plan *pl, int i)
     pl->firsts.n = (uint8_t)nf;
     pl->optic[pl->n] = i;
     pl->keys_of[pl->n] = keys;
+    pl->mode[pl->n] = m->mode;
+    pl->tagged[pl->n] = m->tag.p != NULL;
+    pl->want[pl->n] = m->want;
+    if (m->mode == OP_M_FIELD && m->tag.p != NULL)
+        pl->by_tag |= (uint16_t)(1u << pl->n);
     pl->n++;
     return true;
 }
@@ -106,43 +113,52 @@ bool lv_plan_add(lv_plan *pl, int i)
 /* ---- matching, as the scanners' key_L and name_U do */
 
 /* p at a '"' (a candidate): the key it starts, with *val where its value
- * starts; -2 when it may be a key written with escapes (a backslash right
- * after the string's first *pre bytes, which begin some key's plain part);
- * -1 for anything else, *val at its second byte. */
+ * starts; -2 when it may be a key written with escapes (*pre bytes, those
+ * before its first backslash, begin some key's plain part); -1 for anything
+ * else, *val at its second byte. */
 static int match_key(const lv_plan *pl, const uint8_t *p, const uint8_t *lim,
                      const uint8_t **val, size_t *pre)
 {
+    /* the usual spelling first: a key with its quotes and ':' whole */
+    const uint8_t *s = p + 1, *q = s;
     size_t room = (size_t)(lim - p);
     for (int i = 0; i < pl->nkeys; i++) {
         const js_str *k = &pl->key[i];
-        if (!pl->whole[i] || room < k->n + 2 || memcmp(p + 1, k->p, k->n) != 0 ||
-            p[k->n + 1] != '"')
-            continue;
-        const uint8_t *q = js_ws(p + k->n + 2, lim);
-        if (q < lim && *q == ':') {
-            *val = js_ws(q + 1, lim);
+        if (k->n + 3 <= room && pl->whole[i] && (k->n == 0 || s[0] == (uint8_t)k->p[0]) &&
+            s[k->n] == '"' &&
+            s[k->n + 1] == ':' && memcmp(s, k->p, k->n) == 0) {
+            *val = js_ws(s + k->n + 2, lim);
             return i;
         }
     }
-    /* a backslash after the string's first m bytes, those a prefix of
-     * some key's plain part */
-    for (size_t m = 0;; m++) {
-        if (m + 1 >= room)
-            break;
-        uint8_t b = p[1 + m];
-        bool prefix = false;
-        for (int i = 0; i < pl->nkeys && !prefix; i++)
-            prefix = pl->plain[i] >= m && memcmp(p + 1, pl->key[i].p, m) == 0;
-        if (!prefix)
-            break;
-        if (b == '\\') {
+    /* then every other spelling: the string's first quote or backslash,
+     * looked for no further than the longest key (past it the string is
+     * none of the keys) */
+    const uint8_t *stop = (size_t)(lim - s) > pl->longest ? s + pl->longest + 1 : lim;
+    while (q < stop && *q != '"' && *q != '\\')
+        q++;
+    *val = p + 1;
+    if (q >= stop)
+        return -1;
+    size_t m = (size_t)(q - s);
+    if (*q == '"') {
+        for (int i = 0; i < pl->nkeys; i++) {
+            if (pl->key[i].n != m || !pl->whole[i] || memcmp(s, pl->key[i].p, m) != 0)
+                continue;
+            const uint8_t *c = js_ws(q + 1, lim);
+            if (c < lim && *c == ':') {
+                *val = js_ws(c + 1, lim);
+                return i;
+            }
+            return -1;
+        }
+        return -1;
+    }
+    for (int i = 0; i < pl->nkeys; i++)
+        if (pl->plain[i] >= m && memcmp(s, pl->key[i].p, m) == 0) {
             *pre = m;
             return -2;
         }
-        if (b == '"')
-            break;
-    }
-    *val = p + 1;
     return -1;
 }
 
@@ -190,15 +206,14 @@ static int match_name(const op_member *u, const uint8_t *p, const uint8_t *lim,
 /* Settles the optics that what was found so far decides. */
 static void settle(const lv_plan *pl, lv_state *st)
 {
+    bool tag = pl->tag >= 0 && (st->found >> pl->tag & 1);
     for (int j = 0; j < pl->n; j++) {
         if (st->done >> j & 1)
             continue;
-        const op_member *m = &pl->schema->optics[pl->optic[j]].member;
-        bool tag = pl->tag >= 0 && (st->found >> pl->tag & 1);
         bool settled;
-        if (m->mode == OP_M_TAG || m->mode == OP_M_CASE)
-            settled = tag;
-        else if (m->tag.p == NULL)
+        if (pl->mode[j] != OP_M_FIELD)
+            settled = tag; /* OP_M_TAG, OP_M_CASE: the tag is all they look for */
+        else if (!pl->tagged[j])
             settled = (st->found & pl->keys_of[j]) != 0;
         else
             settled = tag && (st->found & pl->keys_of[j]) == pl->keys_of[j];
@@ -207,16 +222,14 @@ static void settle(const lv_plan *pl, lv_state *st)
     }
 }
 
-/* A tag's occurrence naming case c (-1: none): the optics of a case that
- * are still walking and check every occurrence until settled stop there
- * when it names another. */
+/* A tag's occurrence naming case c (-1: none): the optics of a case's field
+ * still walking check every occurrence they meet, and stop at one that
+ * names another case. */
 static void tag_seen(const lv_plan *pl, lv_state *st, int c)
 {
-    for (int j = 0; j < pl->n; j++) {
-        if (st->done >> j & 1)
-            continue;
-        const op_member *m = &pl->schema->optics[pl->optic[j]].member;
-        if (m->mode == OP_M_FIELD && m->tag.p != NULL && c != m->want) {
+    for (uint16_t w = pl->by_tag & (uint16_t)~st->done; w != 0; w &= (uint16_t)(w - 1)) {
+        int j = __builtin_ctz(w);
+        if (c != pl->want[j]) {
             st->done |= (uint16_t)(1u << j);
             st->tag_bad |= (uint16_t)(1u << j);
         }

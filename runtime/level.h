@@ -43,10 +43,15 @@ typedef struct {
     int n;                       /* optics in the plan */
     int optic[LV_OPTICS];        /* their indices in the schema */
     uint16_t keys_of[LV_OPTICS]; /* each one's keys: bits into key[] */
+    uint8_t mode[LV_OPTICS];     /* each one's op_member mode */
+    bool tagged[LV_OPTICS];      /* each one checks the tag */
+    int want[LV_OPTICS];         /* the case its tag must name */
+    uint16_t by_tag;             /* the optics of a case's field (they check every tag they meet) */
     int nkeys;
     js_str key[LV_KEYS];
     uint8_t plain[LV_KEYS];      /* bytes of each key before the first one JSON must escape */
     bool whole[LV_KEYS];         /* the key has no such byte (it can be spelled without escapes) */
+    size_t longest;              /* the longest key's length */
     int tag;                     /* the tag's index in key[], or -1 */
     const op_member *names;      /* a member with the tag: the union's case names */
     sk_firsts firsts;

@@ -58,6 +58,7 @@
 #include <stdio.h>
 
 #include "arena.h"
+#include "level.h"
 #include "optic.h"
 
 /* Limits on a rules text; each is an error naming the place it is passed. */
@@ -142,6 +143,13 @@ typedef struct {
     bool model;       /* which of the two */
     uint32_t gen;     /* the current message's number (slots compare with it) */
     uint64_t reads;   /* optics read for this message, bases included */
+    /* The rules being judged by: the optics they read from the message's
+     * root that share one walk of it (level.h; lv NULL: none), each one's
+     * place in the plan (lvj[i], -1: read alone), and that walk. */
+    const lv_plan *lv;
+    const int8_t *lvj;
+    uint32_t lv_gen; /* the message lvs walks (0: none yet) */
+    lv_state lvs;
     ru_slot slot[RU_MAX_OPTICS];
     _Alignas(16) unsigned char scratch[RU_SCRATCH];
 } ru_subject;
@@ -227,6 +235,17 @@ uint64_t ru_fingerprint(const ru_rules *r);
 
 /* The schema rules were loaded against. */
 const op_schema *ru_rules_schema(const ru_rules *r);
+
+/* How many of the optics r reads from the message's root share one walk
+ * of it (level.h): 0 when fewer than two could. */
+int ru_root_walk(const ru_rules *r);
+
+/* Begins a judgement of subj by r (the C written by ru_emit_c calls it):
+ * the walk of the message's root the rules' root optics share (none when
+ * they read fewer than two). True when the subject is a message's bytes of
+ * r's schema (what the C reads); false for a decoded model or a subject of
+ * another schema. ru_judge and ru_decide call it. */
+bool ru_enter(const ru_rules *r, ru_subject *subj);
 
 /* Whether compiled rules c were written from rules r (c may be NULL). */
 bool ru_compiled_fits(const ru_compiled *c, const ru_rules *r);

@@ -42,13 +42,22 @@ ru_c_scan(ru_subject *subj, ru_slot *sl, ru_scan_fn scan, const uint8_t *p, size
                      scan(p, n, &sl->val, sl->at ? subj->scratch + sl->at - 1 : NULL, subj->arena));
 }
 
-/* Optic i (RU_ROOT): its scanner over the whole message. */
+/* Optic i read from the walk of the message's root the rules' root optics
+ * share (level.h; subj->lv set, subj->lvj[i] >= 0), into its slot; and raw
+ * base b sought in it: where it starts, or NULL. */
+const op_value *ru_shared_read(ru_subject *subj, int i);
+const uint8_t *ru_shared_seek(ru_subject *subj, int b);
+
+/* Optic i (RU_ROOT): its scanner over the whole message, or the shared
+ * walk. */
 static inline __attribute__((always_inline)) const op_value *ru_c_root(ru_subject *subj, int i,
                                                                        ru_scan_fn scan)
 {
     ru_slot *sl = &subj->slot[i];
     if (sl->seen == subj->gen)
         return sl->hit ? &sl->val : NULL;
+    if (subj->lv != NULL && subj->lvj[i] >= 0)
+        return ru_shared_read(subj, i);
     return ru_c_scan(subj, sl, scan, subj->p, subj->n);
 }
 
@@ -67,7 +76,10 @@ ru_c_seek(ru_subject *subj, int i, int b, ru_scan_fn scan, ru_seek_fn seek)
         return ru_value(subj, i);
     if (bs->sought != g) {
         op_value v;
-        bs->start = seek(subj->p, subj->n, &v) ? v.bytes.p : NULL;
+        if (subj->lv != NULL && subj->lvj[b] >= 0)
+            bs->start = ru_shared_seek(subj, b);
+        else
+            bs->start = seek(subj->p, subj->n, &v) ? v.bytes.p : NULL;
         bs->sought = g;
         subj->reads++;
     }

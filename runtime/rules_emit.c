@@ -309,7 +309,7 @@ bool ru_emit_c(const ru_rules *r, const char *name, const char *from, FILE *f)
         fputs("    (void)r;\n    (void)s;\n    return false;\n}\n\n", f);
     else
         fprintf(f,
-                "    if (s->model || s->schema != ru_rules_schema(r))\n        return ru_judge(r, s);\n"
+                "    if (!ru_enter(r, s))\n        return ru_judge(r, s);\n"
                 "    int i = %s_first(r, s, %d);\n    return i >= 0 && %s_keeps[i];\n}\n\n",
                 name, r->tried, name);
     fprintf(f, "static int %s_decide(const ru_rules *r, ru_subject *s)\n{\n", name);
@@ -317,7 +317,7 @@ bool ru_emit_c(const ru_rules *r, const char *name, const char *from, FILE *f)
         fputs("    return ru_decide(r, s);\n}\n\n", f);
     else
         fprintf(f,
-                "    if (s->model || s->schema != ru_rules_schema(r))\n        return ru_decide(r, s);\n"
+                "    if (!ru_enter(r, s))\n        return ru_decide(r, s);\n"
                 "    return %s_first(r, s, %d);\n}\n\n",
                 name, r->nrules);
     fprintf(f,

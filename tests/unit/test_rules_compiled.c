@@ -120,6 +120,66 @@ START_TEST(each_fits_its_own_rules_only)
 }
 END_TEST
 
+/* Rules reading two optics from the message's root read them in one walk
+ * of it (level.h): plain.rules (has(detail), severityOf, and the optics
+ * through detail, which is sought), which the other tests here judge as C
+ * and interpreted alike; not the default rules, whose one root optic is
+ * the detail sought. The verdicts through the shared walk are the same as
+ * through the optics' own scanners: rules that read the same values with
+ * severity (through detail) for severityOf decide alike on every message,
+ * whole, cut short, and with a byte changed. */
+START_TEST(root_optics_share_one_walk)
+{
+    int plain = -1;
+    for (int i = 0; i < nsets; i++)
+        if (strstr(sets[i].path, "plain.rules") != NULL)
+            plain = i;
+    REQUIRE(plain >= 0);
+    REQUIRE(ru_root_walk(sets[0].r) == 0); /* the default rules */
+    REQUIRE(ru_root_walk(sets[plain].r) == 2);
+    char err[512];
+    static const char shared[] = "keep kind == Incident && severityOf in [Sev1, Sev2]\n"
+                                 "keep has(detail) && severityOf == Sev3\n";
+    static const char alone[] = "keep kind == Incident && severity in [Sev1, Sev2]\n"
+                                "keep has(detail) && severity == Sev3\n";
+    ru_rules *a = ru_parse(shared, strlen(shared), "shared", &tr_schema, err, sizeof err);
+    ru_rules *b = ru_parse(alone, strlen(alone), "alone", &tr_schema, err, sizeof err);
+    REQUIREF(a != NULL && b != NULL, "%s", err);
+    REQUIRE(ru_root_walk(a) == 2 && ru_root_walk(b) == 0);
+    long kept = 0, seen = 0;
+    iss_gen *g = iss_gen_new(7);
+    REQUIRE(g != NULL);
+    uint8_t *e = fx_alloc(1u << 20);
+    for (int layout = 0; layout < 2; layout++)
+        for (uint64_t k = 0; k < 24; k++) {
+            size_t fn;
+            const uint8_t *f = iss_gen_frame(g, 91, k, layout, &fn);
+            REQUIRE(f != NULL && fn > FR_HEADER_LEN && fn - FR_HEADER_LEN <= (1u << 20));
+            size_t n = fn - FR_HEADER_LEN;
+            for (size_t cut = n; cut + 64 > n && cut > 0; cut = cut > 7 ? cut - 7 : 0)
+                for (int flip = -1; flip < 3; flip++) {
+                    memcpy(e, f + FR_HEADER_LEN, cut);
+                    size_t at = flip < 0 ? 0 : (size_t)(k * 131 + (uint64_t)flip * 977) % cut;
+                    if (flip >= 0)
+                        e[at] = (uint8_t)"\"{}\\"[flip];
+                    ru_subject_bytes(subj_a, e, cut);
+                    int da = ru_decide(a, subj_a);
+                    ru_subject_bytes(subj_b, e, cut);
+                    int db = ru_decide(b, subj_b);
+                    REQUIREF(da == db, "message %d (layout %d) cut at %zu, byte %zu changed: "
+                             "decided by rule %d through the shared walk, %d without",
+                             (int)k, layout, cut, at, da, db);
+                    kept += da >= 0;
+                    seen++;
+                }
+        }
+    iss_gen_free(g);
+    REQUIRE(kept > 0 && kept < seen);
+    ru_free(a);
+    ru_free(b);
+}
+END_TEST
+
 START_TEST(the_filter_judges_the_default_rules_as_c)
 {
     char err[512];
@@ -330,6 +390,7 @@ static Suite *rules_compiled_suite(void)
     Suite *s = suite_create("rules_compiled");
     TCase *tc = su_tcase(s, "fit", setup, teardown, 30);
     tcase_add_test(tc, each_fits_its_own_rules_only);
+    tcase_add_test(tc, root_optics_share_one_walk);
     tcase_add_test(tc, the_filter_judges_the_default_rules_as_c);
     tc = su_tcase(s, "same", setup, teardown, 300);
     tcase_add_test(tc, decides_as_interpreted);
