@@ -13,6 +13,11 @@
  *                  called by name, no rules engine (what the engine adds is
  *                  optics less this); run only while schema/default.rules
  *                  gives every message of the pool the same verdict
+ *   root-shared    rules reading two optics from the message's root (the
+ *                  detail, sought for kind, and severityOf), interpreted:
+ *                  one walk of the root finds both (level.h)
+ *   root-alone     the same rules, each optic walking the root itself
+ *                  (ru_share_root_walk off): what the shared walk saves
  *   optics-json    optics with --verify json: one pass validates the message
  *                  and finds the detail (jsonvalid.h), then the leaves
  *   optics-schema  optics with --verify schema: the generated validator
@@ -58,6 +63,7 @@ typedef struct {
     uint8_t *gz;          /* the pool's messages, each gzip-compressed */
     size_t *gz_off, *gz_len;
     bool gzip;            /* judge the compressed copies */
+    ru_rules *root[2];    /* rules reading two optics from the root: walked once, and not */
 } ctx_t;
 
 static tr_message msg_at(ctx_t *c, size_t i)
@@ -89,6 +95,17 @@ static int verdict_by(ctx_t *c, size_t i, const po_policy *pol)
         return -2;
     int kind;
     return po_judge(pol, &c->rd->ru, &kind) ? kind : -1;
+}
+
+/* The rules of the root-shared and root-alone rows, as the optics reader
+ * judges by them, interpreted: the kind when kept. */
+static int verdict_root(ctx_t *c, size_t i, const ru_rules *r)
+{
+    tr_message m = msg_at(c, i);
+    if (!rd_message(c->rd, c->level, m))
+        return -2;
+    int d = ru_decide(r, &c->rd->ru);
+    return d >= 0 ? d : -1;
 }
 
 static int verdict_optics(ctx_t *c, size_t i) { return verdict_by(c, i, &c->policy); }
@@ -123,6 +140,15 @@ static int verdict_direct(ctx_t *c, size_t i)
 
 static void run_decode(void *ctx, size_t i) { bn_sink += (uint64_t)verdict_decode(ctx, i); }
 static void run_direct(void *ctx, size_t i) { bn_sink += (uint64_t)verdict_direct(ctx, i); }
+static void run_root_shared(void *ctx, size_t i)
+{
+    bn_sink += (uint64_t)verdict_root(ctx, i, ((ctx_t *)ctx)->root[0]);
+}
+static void run_root_alone(void *ctx, size_t i)
+{
+    bn_sink += (uint64_t)verdict_root(ctx, i, ((ctx_t *)ctx)->root[1]);
+}
+
 static void run_optics(void *ctx, size_t i) { bn_sink += (uint64_t)verdict_optics(ctx, i); }
 static void run_interp(void *ctx, size_t i) { bn_sink += (uint64_t)verdict_interp(ctx, i); }
 
@@ -244,6 +270,46 @@ static bool bench_flood(const bn_opts *o, ctx_t *c, double decode_ns)
     return ok;
 }
 
+/* root-shared and root-alone: rules that read two optics from the message's
+ * root, the detail (sought, for kind) and severityOf (detail . severity,
+ * declared from the root), in one walk of it (level.h) and each in its
+ * own (ru_share_root_walk off); the same verdicts, timed in turns. Only
+ * where the schema has those optics. */
+static bool root_rows(const bn_opts *o, ctx_t *c, const char *layout, double decode_ns,
+                      size_t avg)
+{
+    static const char text[] = "keep kind == Incident && severityOf in [Sev1, Sev2]\n";
+    char err[256];
+    bool ok = true;
+    for (int k = 0; k < 2; k++)
+        c->root[k] = ru_parse(text, strlen(text), "root-shared", &tr_schema, err, sizeof err);
+    if (c->root[0] == NULL || c->root[1] == NULL || ru_root_walk(c->root[0]) != 2)
+        goto out; /* another schema: no such rows */
+    ru_share_root_walk(c->root[1], false);
+    for (size_t i = 0; i < POOL && ok; i++) {
+        int shared = verdict_root(c, i, c->root[0]), alone = verdict_root(c, i, c->root[1]);
+        if (shared != alone) {
+            fprintf(stderr, "triage-bench: message %zu (%s): root-shared says %d, root-alone %d\n",
+                    i, layout, shared, alone);
+            ok = false;
+        }
+    }
+    if (ok) {
+        const bn_fn fns[2] = {run_root_shared, run_root_alone};
+        void *const ctxs[2] = {c, c};
+        bn_result r[2];
+        bn_time_each(o, POOL, 2, fns, ctxs, r);
+        report(o, "root-shared", layout, &r[0], decode_ns, avg);
+        report(o, "root-alone", layout, &r[1], decode_ns, avg);
+    }
+out:
+    for (int k = 0; k < 2; k++) {
+        ru_free(c->root[k]);
+        c->root[k] = NULL;
+    }
+    return ok;
+}
+
 int bench_triage(const bn_opts *o)
 {
     sk_init();
@@ -318,6 +384,8 @@ int bench_triage(const bn_opts *o)
                 report(o, levels[v].name, layouts[l], &r, dec.median_ns, avg);
             }
             c->level = VF_OFF;
+            if (!root_rows(o, c, layouts[l], dec.median_ns, avg))
+                rc = 1;
             static const struct {
                 const char *name;
                 void (*fn)(void *, size_t);

@@ -55,7 +55,7 @@ bool lv_plan_add(lv_plan *pl, int i)
     const op_member *m = &pl->schema->optics[i].member;
     if (m->mode == OP_M_NONE || pl->n == LV_OPTICS || lv_plan_find(pl, i) >= 0)
         return false;
-    if (m->mode == OP_M_FIELD && m->key.n > 254)
+    if ((m->mode == OP_M_FIELD && m->key.n > 254) || m->tag.n > 254)
         return false; /* plain[] holds lengths below 255 */
     /* one tag, the plan's (the optics share their source object) */
     if (m->tag.p != NULL && pl->tag >= 0 &&

@@ -1368,6 +1368,7 @@ static int build_index(const ps *P, ru_rule *rules, int nrow, uint64_t *rows)
 static void share_root_walk(const ps *P, ru_rules *r)
 {
     lv_plan_init(&r->lv, P->s);
+    r->lv_off = false;
     memset(r->lvj, -1, sizeof r->lvj);
     for (int i = 0; i < P->s->noptics; i++) {
         const op_optic *o = &P->s->optics[i];
@@ -1922,13 +1923,15 @@ static inline int first_holding(const ru_rules *r, ru_subject *subj, int limit, 
     return -1;
 }
 
-int ru_root_walk(const ru_rules *r) { return r->lv.n; }
+int ru_root_walk(const ru_rules *r) { return r->lv_off ? 0 : r->lv.n; }
+
+void ru_share_root_walk(ru_rules *r, bool on) { r->lv_off = !on; }
 
 bool ru_enter(const ru_rules *r, ru_subject *subj)
 {
     if (subj->schema != r->schema)
         return false; /* its optic indexes mean nothing here */
-    subj->lv = r->lv.n > 0 && !subj->model ? &r->lv : NULL;
+    subj->lv = r->lv.n > 0 && !r->lv_off && !subj->model ? &r->lv : NULL;
     subj->lvj = r->lvj;
     return !subj->model;
 }

@@ -143,6 +143,7 @@ typedef struct {
     bool model;       /* which of the two */
     uint32_t gen;     /* the current message's number (slots compare with it) */
     uint64_t reads;   /* optics read for this message, bases included */
+    ru_slot slot[RU_MAX_OPTICS];
     /* The rules being judged by: the optics they read from the message's
      * root that share one walk of it (level.h; lv NULL: none), each one's
      * place in the plan (lvj[i], -1: read alone), and that walk. */
@@ -150,7 +151,6 @@ typedef struct {
     const int8_t *lvj;
     uint32_t lv_gen; /* the message lvs walks (0: none yet) */
     lv_state lvs;
-    ru_slot slot[RU_MAX_OPTICS];
     _Alignas(16) unsigned char scratch[RU_SCRATCH];
 } ru_subject;
 
@@ -237,8 +237,13 @@ uint64_t ru_fingerprint(const ru_rules *r);
 const op_schema *ru_rules_schema(const ru_rules *r);
 
 /* How many of the optics r reads from the message's root share one walk
- * of it (level.h): 0 when fewer than two could. */
+ * of it (level.h): 0 when fewer than two could, or when turned off. */
 int ru_root_walk(const ru_rules *r);
+
+/* Turns that shared walk off (each optic then walks the root itself) or on
+ * again (the default): the verdicts and the optics read are the same
+ * either way, only the time differs (docs/rules.md). */
+void ru_share_root_walk(ru_rules *r, bool on);
 
 /* Begins a judgement of subj by r (the C written by ru_emit_c calls it):
  * the walk of the message's root the rules' root optics share (none when

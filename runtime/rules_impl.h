@@ -77,6 +77,7 @@ struct ru_rules {
      * two, else lv.n is 0 and each is read alone; lvj[i] is optic i's
      * place in lv (-1: alone). */
     lv_plan lv;
+    bool lv_off; /* ru_share_root_walk(r, false) */
     int8_t lvj[RU_MAX_OPTICS];
     int nrow;  /* cases + 1 */
     const ru_node *guard; /* the first rule's leading set test: its path and class */

@@ -84,6 +84,7 @@ typedef struct {
     int nimpls;
     int optic;              /* the optic scan_<optic> reads */
     _Alignas(16) uint8_t scratch[FZM_SCRATCH];
+    _Alignas(16) uint8_t scratch2[FZM_SCRATCH]; /* a second record, to compare with the first */
 } fzm_state;
 
 extern fzm_state fzm;

@@ -11,7 +11,9 @@
  *                 values, and verify=off optics read the decoder's values
  *                 on every message the decoder accepts; at every SIMD width;
  *                 and at every level the default rules as C (triage-rulesc)
- *                 decide as the interpreter does, reading the same optics
+ *                 decide as the interpreter does, reading the same optics,
+ *                 and rules reading two optics from the root in one walk of
+ *                 it decide as rules reading the same values one walk each
  */
 #include <stdlib.h>
 #include <string.h>
@@ -152,6 +154,34 @@ static bool fz_json_code(tr_code c)
     }
 }
 
+/* Rules that read two optics from the message's root (the detail, sought,
+ * and severityOf: one walk of the root for both, level.h) and rules that
+ * read the same values through the detail (each optic its own walk): the
+ * same rule decides, at every level. */
+static const char *fz_shared_as_alone(vf_level level, tr_message m)
+{
+    static ru_rules *shared, *alone;
+    if (shared == NULL) {
+        static const char a[] = "keep kind == Incident && severityOf in [Sev1, Sev2]\n"
+                                "keep has(detail) && severityOf == Sev3\n";
+        static const char b[] = "keep kind == Incident && severity in [Sev1, Sev2]\n"
+                                "keep has(detail) && severity == Sev3\n";
+        char err[256];
+        shared = ru_parse(a, strlen(a), "shared", &tr_schema, err, sizeof err);
+        alone = ru_parse(b, strlen(b), "alone", &tr_schema, err, sizeof err);
+        if (shared == NULL || alone == NULL || ru_root_walk(shared) != 2)
+            return "differential: the rules sharing the root's walk do not load so";
+    }
+    if (!rd_message(fz.rd, level, m))
+        return NULL;
+    int da = ru_decide(shared, &fz.rd->ru);
+    (void)rd_message(fz.rd, level, m);
+    if (da != ru_decide(alone, &fz.rd->ru))
+        return "differential: rules reading the root in one walk decide otherwise than each "
+               "optic alone";
+    return NULL;
+}
+
 const char *fz_differential(const uint8_t *d, size_t n)
 {
     const char *why = NULL;
@@ -183,6 +213,8 @@ const char *fz_differential(const uint8_t *d, size_t n)
         static const vf_level levels[] = {VF_OFF, VF_JSON, VF_SCHEMA};
         for (int l = 0; l < 3; l++) {
             const char *w = fz_compiled_as_interpreted(levels[l], msg);
+            FZ_CHECK(w == NULL, w);
+            w = fz_shared_as_alone(levels[l], msg);
             FZ_CHECK(w == NULL, w);
         }
         fz_verdict json = fz_judge_optics(VF_JSON, msg);

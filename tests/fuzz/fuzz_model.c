@@ -22,6 +22,7 @@
 
 #include "fuzz.h"
 #include "json.h"
+#include "level.h"
 #include "skip.h"
 #include "tr_optics.h"
 
@@ -277,6 +278,59 @@ out:
     return why;
 }
 
+/* The optics read from the root of message m in walks they share
+ * (level.h: plans of them in schema order, each into the first that takes
+ * it), read last first: each hits where its scanner hits, with the same
+ * value. */
+static const char *fzm_shared(const uint8_t *m, size_t n)
+{
+    const char *why = NULL;
+    const op_schema *s = &tr_schema;
+    static lv_plan plans[8];
+    int np = 0;
+    for (int i = 0; i < s->noptics; i++) {
+        if (!s->optics[i].source_is_root || s->optics[i].member.mode == OP_M_NONE)
+            continue;
+        bool placed = false;
+        for (int p = 0; p < np && !placed; p++)
+            placed = lv_plan_add(&plans[p], i);
+        if (!placed && np < 8) {
+            lv_plan_init(&plans[np], s);
+            placed = lv_plan_add(&plans[np++], i);
+        }
+    }
+    const uint8_t *end = n ? m + n : m;
+    for (int p = 0; p < np; p++) {
+        lv_state st;
+        lv_reset(&st, js_ws(m, end), end);
+        for (int j = plans[p].n - 1; j >= 0; j--) {
+            const op_optic *o = &s->optics[plans[p].optic[j]];
+            op_value a, b;
+            memset(&a, 0, sizeof a);
+            memset(&b, 0, sizeof b);
+            ar_reset(&fzm.scan);
+            bool ha = o->scan(m, n, &a, fzm.scratch, &fzm.scan);
+            bool hb = lv_read(&plans[p], &st, j, false, &b, fzm.scratch2, &fzm.scan);
+            FZ_CHECK(ha == hb, "shared walk: hits where the optic's scanner misses, or misses "
+                               "where it hits");
+            bool empty = o->kind == OP_RAW && o->member.empty != NULL && a.bytes.n == 2 &&
+                         b.bytes.n == 2 && memcmp(a.bytes.p, b.bytes.p, 2) == 0;
+            if (o->kind == OP_RECORD && ha) {
+                uint8_t *ea = o->encode(fzm.enc, fzm.enc + FZM_ENCODE_CAP, a.ptr);
+                uint8_t *eb = o->encode(fzm.enc2, fzm.enc2 + FZM_ENCODE_CAP, b.ptr);
+                FZ_CHECK(ea != NULL && eb != NULL && ea - fzm.enc == eb - fzm.enc2 &&
+                             memcmp(fzm.enc, fzm.enc2, (size_t)(ea - fzm.enc)) == 0,
+                         "shared walk: reads another record than the optic's scanner");
+            }
+            else if (ha && !empty)
+                FZ_CHECK(fzm_same_scan(o, &a, &b),
+                         "shared walk: reads another value than the optic's scanner");
+        }
+    }
+out:
+    return why;
+}
+
 const char *fzm_scan_every(const uint8_t *d, size_t n)
 {
     for (int i = 0; i < tr_schema.noptics; i++) {
@@ -285,7 +339,10 @@ const char *fzm_scan_every(const uint8_t *d, size_t n)
         if (why != NULL)
             return why;
     }
-    return NULL;
+    uint8_t *m = fz_copy(d, n);
+    const char *why = fzm_shared(m, n);
+    free(m);
+    return why;
 }
 
 /* ===================================================== by name ===== */

@@ -13,7 +13,7 @@
  * written with an escape (\u00XX for its first character, so the walk's
  * slow path reads them); and one small message damaged at every byte with
  * the bytes that make keys, strings and brackets go wrong, and cut at every
- * length.
+ * length. Each at every SIMD width the CPU has.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +23,7 @@
 #include "optic.h"
 #include "rng.h"
 #include "support/fixture.h"
+#include "support/simd.h"
 #include "support/suite.h"
 
 extern const op_schema tr_schema;
@@ -133,11 +134,15 @@ static int make_plans(rg_rng *rg, const int *list, int n, lv_plan *plans, int ca
 
 /* Every plan's optics read from one walk of the object at [p, end), in a
  * random order, against their scanners over the same bytes. */
+/* Rounds of plans each message's objects are checked with: four (one of
+ * every optic, three of random subsets), or two on damaged bytes. */
+static int rounds = 4;
+
 static void check_object(rg_rng *rg, const uint8_t *p, const uint8_t *end, const int *list,
                          int n, const char *what)
 {
     lv_plan plans[16];
-    for (int round = 0; round < 4; round++) {
+    for (int round = 0; round < rounds; round++) {
         int np = make_plans(rg, list, n, plans, 16, round == 0);
         for (int pi = 0; pi < np; pi++) {
             const lv_plan *pl = &plans[pi];
@@ -256,6 +261,8 @@ static size_t escape_keys(const uint8_t *p, size_t n)
 
 START_TEST(shared_walks_read_what_the_scanners_read)
 {
+    if (!simd_use(_i))
+        return;
     static const int sizes[] = {2, 3, 5, 7, 15, 40};
     rg_rng rg;
     rg_seed(&rg, 0x77616c6bu, 1);
@@ -307,6 +314,8 @@ static size_t second_tag(const uint8_t *p, size_t n, const op_member *m, int c)
 
 START_TEST(shared_walks_read_a_second_tag_as_the_scanners)
 {
+    if (!simd_use(_i))
+        return;
     rg_rng rg;
     rg_seed(&rg, 0x74616773u, 3);
     long before = C->reads;
@@ -335,6 +344,11 @@ END_TEST
 
 START_TEST(shared_walks_read_damaged_bytes_as_the_scanners)
 {
+    if (!simd_use(_i))
+        return;
+    bool widest = _i == SIMD_WIDTHS - 1 || !simd_use(_i + 1);
+    REQUIRE(simd_use(_i));
+    rounds = 2;
     static const uint8_t subst[] = {'"', '\\', '{', '}', '[', ']', ':', ',', ' ', 'u', 0x00,
                                     0x1f, 0xc3};
     rg_rng rg;
@@ -350,14 +364,17 @@ START_TEST(shared_walks_read_damaged_bytes_as_the_scanners)
             }
             memcpy(C->tmp, src, len);
             char what[128];
-            for (size_t cut = 0; cut < len; cut++) {
+            /* up to ~1200 positions evenly spread at the widest width the
+             * CPU has, an eighth of them at the others */
+            size_t step = (len / 1200 + 1) * (widest ? 1 : 8);
+            for (size_t cut = 0; cut < len; cut += step) {
                 if (!su_pick(cut, len))
                     continue;
                 snprintf(what, sizeof what, "its first %zu bytes (layout %d%s)", cut, layout,
                          esc ? ", keys escaped" : "");
                 check_message(&rg, C->tmp, cut, what);
             }
-            for (size_t at = 0; at < len; at++) {
+            for (size_t at = 0; at < len; at += step) {
                 if (!su_pick(at, len))
                     continue;
                 for (size_t s = 0; s < sizeof subst; s++) {
@@ -382,9 +399,10 @@ static Suite *level_suite(void)
 {
     Suite *s = suite_create("level");
     TCase *tc = su_tcase(s, "shared walks", setup, fx_teardown, 600);
-    tcase_add_test(tc, shared_walks_read_what_the_scanners_read);
-    tcase_add_test(tc, shared_walks_read_a_second_tag_as_the_scanners);
-    tcase_add_test(tc, shared_walks_read_damaged_bytes_as_the_scanners);
+    /* each at every SIMD width the CPU has (the walks' blocks differ) */
+    tcase_add_loop_test(tc, shared_walks_read_what_the_scanners_read, 0, SIMD_WIDTHS);
+    tcase_add_loop_test(tc, shared_walks_read_a_second_tag_as_the_scanners, 0, SIMD_WIDTHS);
+    tcase_add_loop_test(tc, shared_walks_read_damaged_bytes_as_the_scanners, 0, SIMD_WIDTHS);
     return s;
 }
 
