@@ -112,53 +112,53 @@ bool lv_plan_add(lv_plan *pl, int i)
 
 /* ---- matching, as the scanners' key_L and name_U do */
 
+/* The length of the common prefix of a and b, at most n bytes. */
+static inline size_t common(const uint8_t *a, const char *b, size_t n)
+{
+    size_t i = 0;
+    while (i < n && a[i] == (uint8_t)b[i])
+        i++;
+    return i;
+}
+
 /* p at a '"' (a candidate): the key it starts, with *val where its value
  * starts; -2 when it may be a key written with escapes (*pre bytes, those
  * before its first backslash, begin some key's plain part); -1 for anything
- * else, *val at its second byte. */
+ * else, *val at its second byte. The key rules of a scanner match a string
+ * whose bytes are a key's, then whitespace and ':'; its slow-path rules a
+ * string whose first backslash comes right after the first bytes of a
+ * key's plain part (those before any byte JSON must escape); the two never
+ * both apply. Only keys that begin as the string does can do either. */
 static int match_key(const lv_plan *pl, const uint8_t *p, const uint8_t *lim,
                      const uint8_t **val, size_t *pre)
 {
-    /* the usual spelling first: a key with its quotes and ':' whole */
-    const uint8_t *s = p + 1, *q = s;
-    size_t room = (size_t)(lim - p);
+    const uint8_t *s = p + 1;
+    size_t room = (size_t)(lim - s); /* bytes from the string's first on */
+    *val = p + 1;
+    if (room == 0)
+        return -1;
+    if (s[0] == '\\') {
+        *pre = 0; /* the empty prefix begins every key */
+        return pl->nkeys > 0 ? -2 : -1;
+    }
     for (int i = 0; i < pl->nkeys; i++) {
         const js_str *k = &pl->key[i];
-        if (k->n + 3 <= room && pl->whole[i] && (k->n == 0 || s[0] == (uint8_t)k->p[0]) &&
-            s[k->n] == '"' &&
-            s[k->n + 1] == ':' && memcmp(s, k->p, k->n) == 0) {
-            *val = js_ws(s + k->n + 2, lim);
-            return i;
+        if (k->n > 0 && s[0] != (uint8_t)k->p[0])
+            continue;
+        size_t n = k->n, c = common(s, k->p, pl->plain[i] < room ? pl->plain[i] : room);
+        if (c < room && s[c] == '\\') {
+            *pre = c;
+            return -2;
         }
-    }
-    /* then every other spelling: the string's first quote or backslash,
-     * looked for no further than the longest key (past it the string is
-     * none of the keys) */
-    const uint8_t *stop = (size_t)(lim - s) > pl->longest ? s + pl->longest + 1 : lim;
-    while (q < stop && *q != '"' && *q != '\\')
-        q++;
-    *val = p + 1;
-    if (q >= stop)
-        return -1;
-    size_t m = (size_t)(q - s);
-    if (*q == '"') {
-        for (int i = 0; i < pl->nkeys; i++) {
-            if (pl->key[i].n != m || !pl->whole[i] || memcmp(s, pl->key[i].p, m) != 0)
-                continue;
-            const uint8_t *c = js_ws(q + 1, lim);
-            if (c < lim && *c == ':') {
-                *val = js_ws(c + 1, lim);
+        if (pl->whole[i] && c == n && n < room && s[n] == '"') {
+            const uint8_t *q = js_ws(s + n + 1, lim);
+            if (q < lim && *q == ':') {
+                *val = js_ws(q + 1, lim);
                 return i;
             }
             return -1;
         }
-        return -1;
     }
-    for (int i = 0; i < pl->nkeys; i++)
-        if (pl->plain[i] >= m && memcmp(s, pl->key[i].p, m) == 0) {
-            *pre = m;
-            return -2;
-        }
     return -1;
 }
 
