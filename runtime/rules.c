@@ -1356,7 +1356,6 @@ static int build_index(const ps *P, ru_rule *rules, int nrow, uint64_t *rows)
     return guard;
 }
 
-/* The parser's arrays, moved into one block. */
 /* The optics the rules read from the message's root, in one walk of it
  * (level.h) when there are at least two: the root optics they read and the
  * raw bases of the others, those with a first member, in schema order,
@@ -1364,7 +1363,7 @@ static int build_index(const ps *P, ru_rule *rules, int nrow, uint64_t *rows)
  * below the root (a base's value) is walked again for each optic: it is
  * small, and its members near its start, where a walk for several keys
  * stops at more strings than it saves (the demo's detail: 71 ns a message
- * by the optics' own scanners, 124 by one walk; level.h). */
+ * by the optics' own scanners, 122-124 by one walk; docs/rules.md). */
 static void share_root_walk(const ps *P, ru_rules *r)
 {
     lv_plan_init(&r->lv, P->s);
@@ -1384,6 +1383,7 @@ static void share_root_walk(const ps *P, ru_rules *r)
         r->lvj[r->lv.optic[j]] = (int8_t)j;
 }
 
+/* The parser's arrays, moved into one block. */
 static ru_rules *compact(ps *P)
 {
     size_t o_rules = align16(sizeof(ru_rules));
