@@ -29,14 +29,14 @@ static bool needs_escape(uint8_t b) { return b == '"' || b == '\\' || b < 0x20; 
 /* The first byte a key's string starts with: the closing quote for "". */
 static uint8_t first_byte(js_str k) { return k.n > 0 ? (uint8_t)k.p[0] : '"'; }
 
-/* Index of key k in the plan, adding it (when add) if it is new; -1 when
- * absent, or when there is no room. */
-static int key_index(lv_plan *pl, js_str k, bool add)
+/* Index of key k in the plan, added if it is new; -1 when there is no
+ * room. */
+static int key_index(lv_plan *pl, js_str k)
 {
     for (int i = 0; i < pl->nkeys; i++)
         if (pl->key[i].n == k.n && memcmp(pl->key[i].p, k.p, k.n) == 0)
             return i;
-    if (!add || pl->nkeys == LV_KEYS)
+    if (pl->nkeys == LV_KEYS)
         return -1;
     int i = pl->nkeys++;
     pl->key[i] = k;
@@ -85,7 +85,7 @@ bool lv_plan_add(lv_plan *pl, int i)
     lv_plan save = *pl;
     uint16_t keys = 0;
     for (int k = 0; k < nmine; k++) {
-        int x = key_index(pl, mine[k], true);
+        int x = key_index(pl, mine[k]);
         if (x < 0) {
             *pl = save;
             return false;
@@ -268,8 +268,10 @@ static void walk(const lv_plan *pl, lv_state *st, int j)
             /* a key that cannot be read: the optics whose scanners would
              * have read it stop there, with a miss */
             for (int x = 0; x < pl->n; x++)
-                if (!(st->done >> x & 1) && slow_for(pl, x, k + 1, pre))
-                    st->done |= (uint16_t)(1u << x), st->dead |= (uint16_t)(1u << x);
+                if (!(st->done >> x & 1) && slow_for(pl, x, k + 1, pre)) {
+                    st->done |= (uint16_t)(1u << x);
+                    st->dead |= (uint16_t)(1u << x);
+                }
             sk_resume(&st->c, k + 1);
             continue;
         }
