@@ -59,7 +59,8 @@ endif
 # The optic scanners: one .re per optic, listed by the generator.
 -include $(GEN)/optics.mk
 SCAN_NAMES := $(OPTICS:%=tr_scan_%)
-GEN_NAMES := tr_model tr_encode tr_decode tr_validate tr_random tr_optics_model $(GEN_EXTRA) $(SCAN_NAMES)
+GEN_NAMES := tr_model tr_encode tr_decode tr_validate tr_random tr_optics_model tr_levels \
+             $(GEN_EXTRA) $(SCAN_NAMES)
 GEN_C := $(GEN_NAMES:%=$(GEN)/%.c)
 GEN_STAMP := $(GEN)/.stamp
 
@@ -131,7 +132,7 @@ gen: $(GEN_STAMP)
 GEN_COMMON := $(SCHEMA) $(wildcard gen/trgen/*.py) gen/templates/base.j2 gen/templates/dispatch.j2
 GEN_FILES := optics.mk tr_model.h tr_model.c tr_encode.c tr_decode.c tr_validate.c tr_random.c \
              tr_optics.h tr_optics_thunks.h tr_optics_model.c $(GEN_EXTRA:%=%.c) \
-             $(SCAN_NAMES:%=%.re)
+             tr_levels.re $(SCAN_NAMES:%=%.re)
 $(GEN)/tr_model.h: gen/templates/model.h.j2
 $(GEN)/tr_model.c: gen/templates/model.c.j2
 $(GEN)/tr_encode.c: gen/templates/encode.c.j2
@@ -141,7 +142,8 @@ $(GEN)/tr_optics.h: gen/templates/optics.h.j2
 $(GEN)/tr_optics_thunks.h: gen/templates/optics_thunks.h.j2
 $(GEN)/tr_optics_model.c: gen/templates/optics_model.c.j2
 $(GEN)/tr_optics_table.c: gen/templates/optics_table.c.j2
-$(GEN)/tr_scan_%.re: gen/templates/scan.re.j2 $(GEN_COMMON) | deps
+$(GEN)/tr_levels.re: gen/templates/levels.re.j2 gen/templates/matchers.j2
+$(GEN)/tr_scan_%.re: gen/templates/scan.re.j2 gen/templates/matchers.j2 $(GEN_COMMON) | deps
 	$(run_generator)
 $(filter-out $(GEN)/tr_scan_%.re,$(GEN_FILES:%=$(GEN)/%)): $(GEN_COMMON) | deps
 	$(run_generator)
@@ -181,6 +183,9 @@ $(BUILD)/triage-rulesc: $(BUILD)/obj/tools/rulesc.o $(MODEL_OBJ)
 # The first line of each .re template records this command.
 RE2C_FLAGS := -W -Werror --no-generation-date --no-version -i
 $(GEN)/tr_scan_%.c: $(GEN)/tr_scan_%.re
+	$(call say,RE2C,$@)
+	$(Q)re2c $(RE2C_FLAGS) $< -o $@
+$(GEN)/tr_levels.c: $(GEN)/tr_levels.re
 	$(call say,RE2C,$@)
 	$(Q)re2c $(RE2C_FLAGS) $< -o $@
 

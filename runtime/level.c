@@ -1,8 +1,11 @@
 /* level.c: one walk of an object for the first members of several optics
- * (level.h). The key and case-name matching here is the generated
- * scanners' (gen/templates/scan.re.j2), written once for any keys: what
- * their re2c rules accept, this accepts, and the same strings go to the
- * same slow paths (sk_key_slow, ob_name). */
+ * (level.h). Keys and case names are matched by the object's generated
+ * level matcher (gen/templates/levels.re.j2, made of the scanners' own
+ * matchers.j2): what the scanners' re2c rules accept, it accepts, and the
+ * same strings go to the same slow paths (sk_key_slow, ob_name). A key of
+ * the level no optic of the plan looks for is passed over; a string the
+ * matcher sends to the slow path that is none of the plan's keys is passed
+ * over by sk_key_slow, as the optics' own matchers would pass it over. */
 #include "level.h"
 
 #include <string.h>
@@ -46,14 +49,21 @@ static int key_index(lv_plan *pl, js_str k)
     pl->plain[i] = (uint8_t)(at < 255 ? at : 255);
     if (k.n > pl->longest)
         pl->longest = k.n;
-    pl->whole[i] = at == k.n;
     return i;
 }
 
 bool lv_plan_add(lv_plan *pl, int i)
 {
     const op_member *m = &pl->schema->optics[i].member;
-    if (m->mode == OP_M_NONE || pl->n == LV_OPTICS || lv_plan_find(pl, i) >= 0)
+    if (m->mode == OP_M_NONE || m->level_key == NULL || pl->n == LV_OPTICS ||
+        lv_plan_find(pl, i) >= 0)
+        return false;
+    /* one object, one matcher: the plan's */
+    if (pl->n > 0 && m->level_key != pl->level_key)
+        return false;
+    if (m->key_at >= LV_LEVEL || m->tag_at >= LV_LEVEL ||
+        (m->mode == OP_M_FIELD && m->key_at < 0) || ((m->tag.p != NULL) != (m->tag_at >= 0)) ||
+        (m->tag.p != NULL && m->level_case == NULL))
         return false;
     if ((m->mode == OP_M_FIELD && m->key.n > 254) || m->tag.n > 254)
         return false; /* plain[] holds lengths below 255 */
@@ -91,6 +101,7 @@ bool lv_plan_add(lv_plan *pl, int i)
             return false;
         }
         keys |= (uint16_t)(1u << x);
+        pl->lmap[k == 0 && m->tag.p != NULL ? m->tag_at : m->key_at] = (uint8_t)(x + 1);
         if (k == 0 && m->tag.p != NULL) {
             pl->tag = x;
             pl->names = m;
@@ -99,67 +110,38 @@ bool lv_plan_add(lv_plan *pl, int i)
     for (int k = 0; k < 4; k++)
         pl->firsts.b[k] = fb[k < nf ? k : nf - 1];
     pl->firsts.n = (uint8_t)nf;
+    pl->level_key = m->level_key;
     pl->optic[pl->n] = i;
     pl->keys_of[pl->n] = keys;
     pl->mode[pl->n] = m->mode;
     pl->tagged[pl->n] = m->tag.p != NULL;
     pl->want[pl->n] = m->want;
-    if (m->mode == OP_M_FIELD && m->tag.p != NULL)
-        pl->by_tag |= (uint16_t)(1u << pl->n);
+    uint16_t me = (uint16_t)(1u << pl->n);
+    if (m->mode == OP_M_FIELD && m->tag.p != NULL) {
+        pl->by_tag |= me;
+        pl->tagged_by_key[__builtin_ctz(keys & ~(1u << pl->tag))] |= me;
+    } else if (m->mode == OP_M_FIELD) {
+        pl->untagged_by_key[__builtin_ctz(keys)] |= me;
+    } else {
+        pl->tag_modes |= me;
+    }
     pl->n++;
     return true;
 }
 
-/* ---- matching, as the scanners' key_L and name_U do */
+/* ---- matching: the level's generated matchers */
 
-/* The length of the common prefix of a and b, at most n bytes. */
-static inline size_t common(const uint8_t *a, const char *b, size_t n)
+/* p at a '"' (a candidate): the plan's key it starts, with *val where its
+ * value starts; -2 when it may be a key written with escapes; -1 for
+ * anything else (a key of the level no optic of the plan looks for
+ * included), *val where the walk may go on. */
+static inline int match_key(const lv_plan *pl, const uint8_t *p, const uint8_t *lim,
+                            const uint8_t **val)
 {
-    size_t i = 0;
-    while (i < n && a[i] == (uint8_t)b[i])
-        i++;
-    return i;
-}
-
-/* p at a '"' (a candidate): the key it starts, with *val where its value
- * starts; -2 when it may be a key written with escapes (*pre bytes, those
- * before its first backslash, begin some key's plain part); -1 for anything
- * else, *val at its second byte. The key rules of a scanner match a string
- * whose bytes are a key's, then whitespace and ':'; its slow-path rules a
- * string whose first backslash comes right after the first bytes of a
- * key's plain part (those before any byte JSON must escape); the two never
- * both apply. Only keys that begin as the string does can do either. */
-static int match_key(const lv_plan *pl, const uint8_t *p, const uint8_t *lim,
-                     const uint8_t **val, size_t *pre)
-{
-    const uint8_t *s = p + 1;
-    size_t room = (size_t)(lim - s); /* bytes from the string's first on */
-    *val = p + 1;
-    if (room == 0)
-        return -1;
-    if (s[0] == '\\') {
-        *pre = 0; /* the empty prefix begins every key */
-        return pl->nkeys > 0 ? -2 : -1;
-    }
-    for (int i = 0; i < pl->nkeys; i++) {
-        const js_str *k = &pl->key[i];
-        if (k->n > 0 && s[0] != (uint8_t)k->p[0])
-            continue;
-        size_t n = k->n, c = common(s, k->p, pl->plain[i] < room ? pl->plain[i] : room);
-        if (c < room && s[c] == '\\') {
-            *pre = c;
-            return -2;
-        }
-        if (pl->whole[i] && c == n && n < room && s[n] == '"') {
-            const uint8_t *q = js_ws(s + n + 1, lim);
-            if (q < lim && *q == ':') {
-                *val = js_ws(q + 1, lim);
-                return i;
-            }
-            return -1;
-        }
-    }
-    return -1;
+    int x = pl->level_key(p, lim, val);
+    if (x >= 0)
+        return pl->lmap[x] - 1; /* *val past the ':' either way */
+    return x;
 }
 
 /* Whether a backslash after a string's first m bytes (those at s) would
@@ -173,53 +155,20 @@ static bool slow_for(const lv_plan *pl, int j, const uint8_t *s, size_t m)
     return false;
 }
 
-/* The union's case named by the string at p, *after past it; -1 when it
- * names none (or is no string, or is cut short). */
-static int match_name(const op_member *u, const uint8_t *p, const uint8_t *lim,
-                      const uint8_t **after)
-{
-    if (p >= lim || *p != '"')
-        return -1;
-    const uint8_t *q = p + 1;
-    while (q < lim && *q != '"' && *q != '\\' && *q != 0)
-        q++;
-    if (q < lim && *q == '"') {
-        size_t n = (size_t)(q - (p + 1));
-        for (int c = 0; c < u->ncases; c++)
-            if (u->cases[c].n == n && memcmp(u->cases[c].p, p + 1, n) == 0) {
-                *after = q + 1;
-                return c;
-            }
-        return -1;
-    }
-    if (q >= lim || *q != '\\')
-        return -1;
-    js_ctx ctx;
-    js_ctx_init(&ctx, p, NULL);
-    int v = -1;
-    *after = ob_name(&ctx, p, lim, u->name_from, u->longest, TR_E_ENUM, &v);
-    return *after != NULL ? v : -1;
-}
-
 /* ---- the walk */
 
-/* Settles the optics that what was found so far decides. */
-static void settle(const lv_plan *pl, lv_state *st)
+/* Key k found (its first occurrence): settles the optics that decides,
+ * those of a field without a tag (their key found), and once the tag is
+ * found, those of the tag or case (the tag is all they look for) and the
+ * fields of a case whose key is found too. */
+static inline void found_key(const lv_plan *pl, lv_state *st, int k)
 {
-    bool tag = pl->tag >= 0 && (st->found >> pl->tag & 1);
-    for (int j = 0; j < pl->n; j++) {
-        if (st->done >> j & 1)
-            continue;
-        bool settled;
-        if (pl->mode[j] != OP_M_FIELD)
-            settled = tag; /* OP_M_TAG, OP_M_CASE: the tag is all they look for */
-        else if (!pl->tagged[j])
-            settled = (st->found & pl->keys_of[j]) != 0;
-        else
-            settled = tag && (st->found & pl->keys_of[j]) == pl->keys_of[j];
-        if (settled)
-            st->done |= (uint16_t)(1u << j);
-    }
+    st->found |= (uint16_t)(1u << k);
+    st->keyed |= pl->tagged_by_key[k];
+    uint16_t d = pl->untagged_by_key[k];
+    if (pl->tag >= 0 && (st->found >> pl->tag & 1))
+        d |= pl->tag_modes | st->keyed;
+    st->done |= d;
 }
 
 /* A tag's occurrence naming case c (-1: none): the optics of a case's field
@@ -243,7 +192,7 @@ static void walk(const lv_plan *pl, lv_state *st, int j)
     if (!st->begun) {
         st->begun = true;
         st->ended = st->closed = false;
-        st->found = st->done = st->dead = st->tag_bad = 0;
+        st->found = st->done = st->dead = st->tag_bad = st->keyed = 0;
         st->tagcase = -1;
         if (st->open >= end || *st->open != '{') {
             st->ended = true;
@@ -260,13 +209,16 @@ static void walk(const lv_plan *pl, lv_state *st, int j)
             st->done = (uint16_t)((1u << pl->n) - 1);
             return;
         }
-        size_t pre = 0;
-        int which = match_key(pl, k, end, &val, &pre);
+        int which = match_key(pl, k, end, &val);
         if (which == -2)
             which = sk_key_slow(k, end, pl->key, pl->nkeys, &val);
         if (which == -3) {
             /* a key that cannot be read: the optics whose scanners would
-             * have read it stop there, with a miss */
+             * have read it stop there, with a miss (those with a key whose
+             * plain part begins with the string's bytes before its first
+             * backslash: their matchers' slow-path rules) */
+            const uint8_t *bs = memchr(k + 1, '\\', (size_t)(end - (k + 1)));
+            size_t pre = bs != NULL ? (size_t)(bs - (k + 1)) : 0;
             for (int x = 0; x < pl->n; x++)
                 if (!(st->done >> x & 1) && slow_for(pl, x, k + 1, pre)) {
                     st->done |= (uint16_t)(1u << x);
@@ -282,7 +234,7 @@ static void walk(const lv_plan *pl, lv_state *st, int j)
         const uint8_t *next = val;
         if (which == pl->tag) {
             const uint8_t *after = NULL;
-            int c = match_name(pl->names, val, end, &after);
+            int c = pl->names->level_case(val, end, &after);
             if (!(st->found >> which & 1))
                 st->tagcase = c;
             tag_seen(pl, st, c);
@@ -290,10 +242,9 @@ static void walk(const lv_plan *pl, lv_state *st, int j)
                 next = after;
         }
         if (!(st->found >> which & 1)) {
-            st->found |= (uint16_t)(1u << which);
             st->pos[which] = val;
+            found_key(pl, st, which);
         }
-        settle(pl, st);
         sk_resume(&st->c, next);
     }
 }

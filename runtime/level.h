@@ -5,7 +5,7 @@
  * optics start at the same object (the message's root, or the value of the
  * same raw base), reading each with its own scanner walks the bytes in
  * front of their members once per optic. A plan (lv_plan) gathers such
- * optics; a walk (lv_walk over an lv_state, one per object and message)
+ * optics; a walk (lv_read over an lv_state, one per object and message)
  * looks for all their keys at once, records where each key's value starts,
  * and stops as soon as the optic asked for is settled; asking for another
  * resumes it where it stopped, so the bytes in front of a member are walked
@@ -21,9 +21,16 @@
  * scanners would have read it. tests/unit/test_level.c checks it against
  * every optic's scanner, on every schema, on generated and damaged bytes.
  *
- * A plan takes optics whose keys begin with at most four distinct bytes
- * (the walk's candidates, skip.h); lv_plan_add refuses the others, which
- * then go in another plan or are read alone. No allocation.
+ * The keys are matched by the object's generated level matcher
+ * (op_member.level_key, tr_levels.c: one re2c matcher per type optics
+ * start in, for every key their first steps look for there, built from the
+ * scanners' own matcher templates); the walk keeps, per optic, what found
+ * keys settle it, as bit masks.
+ *
+ * A plan takes optics of one object (one level matcher) whose keys begin
+ * with at most four distinct bytes (the walk's candidates, skip.h);
+ * lv_plan_add refuses the others, which then go in another plan or are
+ * read alone. No allocation.
  */
 #ifndef TR_LEVEL_H
 #define TR_LEVEL_H
@@ -37,6 +44,7 @@
 
 #define LV_KEYS 16   /* distinct keys one walk looks for (a tag included) */
 #define LV_OPTICS 16 /* optics one plan serves */
+#define LV_LEVEL 64  /* keys of a level's matcher a plan can use (an optic's beyond: alone) */
 
 typedef struct {
     const op_schema *schema;
@@ -47,13 +55,19 @@ typedef struct {
     bool tagged[LV_OPTICS];      /* each one checks the tag */
     int want[LV_OPTICS];         /* the case its tag must name */
     uint16_t by_tag;             /* the optics of a case's field (they check every tag they meet) */
+    uint16_t tag_modes;          /* the optics of a tag or a case (OP_M_TAG, OP_M_CASE) */
+    uint16_t untagged_by_key[LV_KEYS]; /* for each key, the fields without a tag it settles */
+    uint16_t tagged_by_key[LV_KEYS];   /* for each key, the case fields it is the key of */
     int nkeys;
     js_str key[LV_KEYS];
     uint8_t plain[LV_KEYS];      /* bytes of each key before the first one JSON must escape */
-    bool whole[LV_KEYS];         /* the key has no such byte (it can be spelled without escapes) */
     size_t longest;              /* the longest key's length */
     int tag;                     /* the tag's index in key[], or -1 */
     const op_member *names;      /* a member with the tag: the union's case names */
+    /* the level's generated matcher (op_member.level_key), and for each of
+     * its keys the plan's key + 1 (0: no optic of the plan looks for it) */
+    int (*level_key)(const uint8_t *p, const uint8_t *lim, const uint8_t **val);
+    uint8_t lmap[LV_LEVEL];
     sk_firsts firsts;
 } lv_plan;
 
@@ -67,6 +81,7 @@ typedef struct {
     uint16_t done;               /* optics whose outcome the walk has settled */
     uint16_t dead;               /* of those, the ones a key that cannot be read stopped */
     uint16_t tag_bad;            /* of those, the ones a tag of another case stopped */
+    uint16_t keyed;              /* the case fields whose key is found */
     int tagcase;                 /* the tag's first occurrence's case (-1: none it names) */
     const uint8_t *pos[LV_KEYS]; /* where each found key's value starts */
 } lv_state;
@@ -74,9 +89,10 @@ typedef struct {
 /* An empty plan for optics of schema s. */
 void lv_plan_init(lv_plan *pl, const op_schema *s);
 
-/* Adds optic i (op_member mode not OP_M_NONE, from the same source object
- * as the plan's others: the caller's to know); false when it does not fit
- * (a fifth first byte, more keys or optics than the bounds, or a tag other
+/* Adds optic i (op_member mode not OP_M_NONE, with a level matcher: from
+ * the same source object as the plan's others, the caller's to know, and
+ * the same matcher, checked); false when it does not fit (another matcher,
+ * a fifth first byte, more keys or optics than the bounds, or a tag other
  * than the plan's), the plan unchanged. */
 bool lv_plan_add(lv_plan *pl, int i);
 

@@ -102,6 +102,20 @@ typedef struct {
     int ncases;
     size_t longest;
     int (*name_from)(const char *s, size_t n);
+    /* The matcher of the object's level (the generated tr_levels.c): every
+     * key the optics starting in this object look for there, in one re2c
+     * matcher. level_key(p, lim, &val), p at a '"': the index in
+     * level_keys of the key the string starts, *val where its value starts;
+     * -2 when it may be a key written with escapes (sk_key_slow decides);
+     * -1 otherwise, *val at the string's second byte. key_at and tag_at:
+     * this optic's key and its union's tag in level_keys (-1: none).
+     * level_case(p, lim, &after): the case the union's tag names (the
+     * string at p), -1 for none. */
+    int (*level_key)(const uint8_t *p, const uint8_t *lim, const uint8_t **val);
+    const js_str *level_keys;
+    int level_nkeys;
+    int key_at, tag_at;
+    int (*level_case)(const uint8_t *p, const uint8_t *lim, const uint8_t **after);
     /* "[]" or "{}": the focus when the member is absent from an object that
      * closed (an absent list or map is an empty one); else NULL */
     const char *empty;

@@ -291,6 +291,22 @@ class RealSchema(unittest.TestCase):
             self.assertEqual([st.name for st in o.steps], [v.field])
 
 
+    def test_level_sets(self):
+        """One level matcher per type optics start in: every key their first
+        steps look for there, once, a union's tag first."""
+        from trgen.emit import level_sets, scanner_plan
+        s = parse(lines("root A", "record A { d: D  n: i32  m: map<i32> }",
+                        'union D tag "kind" { P { x: i32  y: i32 } Q { x: i32 } }',
+                        "optic n = A.n", "optic mk = A.m[\"k\"]", "optic d = A.d raw",
+                        "optic n2 = A.n", "optic py = D.P.y", "optic qx = D.Q.x",
+                        "optic px = D.P.x", "optic kind = D.kind", "optic p = D.P raw",
+                        "optic dk = d . kind"), F)
+        sets = level_sets([scanner_plan(o, s.root) for o in s.optics])
+        self.assertEqual([(ls.name, ls.keys, ls.union.name if ls.union else None)
+                          for ls in sets],
+                         [("A", ["n", "m", "d"], None), ("D", ["kind", "y", "x"], "D")])
+
+
 # ---------------------------------------------------------------- checks
 
 F = "t.schema"
@@ -790,6 +806,18 @@ class CNames(unittest.TestCase):
                       self.errors("root A", "record A { x: i32 }", "record get_x { y: i32 }",
                                   "optic x = A.x"))
 
+    def test_level_matchers(self):
+        # tr_level_key_A (the matcher of A, where optic x starts) is also
+        # what a record named level_key_A gives
+        self.assertIn("the level matcher of record 'A' gives the C name tr_level_key_A, which "
+                      "record 'level_key_A' gives too",
+                      self.errors("root A", "record A { x: i32  y: level_key_A }",
+                                  "record level_key_A { z: i32 }", "optic x = A.x"))
+        self.assertIn("gives the C name tr_level_case_U",
+                      self.errors("root A", "record A { u: U  v: level_case_U }",
+                                  "record level_case_U { z: i32 }",
+                                  'union U tag "t" { B { x: i32 } }', "optic k = U.t"))
+
     def test_names_that_only_look_like_c_pass(self):
         s = parse(lines("root A", "record A { int: i32  EOF: i32  __t: string  s: switch }",
                         "record switch { case: i32 }", 'union U tag "t" { default { x: i32 } }',
@@ -1015,7 +1043,7 @@ class CommandLine(unittest.TestCase):
 
 # Every file one run writes: the fixed ones, plus one re2c scanner per optic
 # the schema declares.
-FIXED_OUTPUTS = ["optics.mk", "tr_decode.c", "tr_encode.c", "tr_model.c", "tr_model.h",
+FIXED_OUTPUTS = ["optics.mk", "tr_decode.c", "tr_encode.c", "tr_levels.re", "tr_model.c", "tr_model.h",
                  "tr_optics.h", "tr_optics_model.c", "tr_optics_table.c", "tr_optics_thunks.h",
                  "tr_random.c", "tr_validate.c"]
 

@@ -43,7 +43,8 @@ def main(argv=None) -> int:
         usage="%(prog)s [--out DIR] [--no-re2c] [--check] [--version] [--help] SCHEMA",
         description="Compile a schema (records, enums, tagged unions, optic paths) "
         "into C: the model, an encoder, a full decoder, a validator, random generators, "
-        "the optics' table and one re2c scanner (tr_scan_NAME.re) per optic. Writes "
+        "the optics' table, one re2c scanner (tr_scan_NAME.re) per optic and the level "
+        "matchers (tr_levels.re) their shared walks use. Writes "
         "nothing when the schema has an error (every error is reported, exit 1); "
         "rewrites only the files whose text changed; removes the scanners "
         "(tr_scan_NAME.re and .c) of optics no longer declared.",
@@ -57,9 +58,9 @@ def main(argv=None) -> int:
     ap.add_argument("--check", action="store_true",
                     help="only check the schema: report its errors, write nothing")
     ap.add_argument("--no-re2c", action="store_true",
-                    help="write the scanners as re2c input (tr_scan_NAME.re) only; by default "
-                    "re2c also makes their C (tr_scan_NAME.c), with the command on each "
-                    "one's first line")
+                    help="write the scanners and level matchers as re2c input (tr_scan_NAME.re, "
+                    "tr_levels.re) only; by default re2c also makes their C (tr_scan_NAME.c, "
+                    "tr_levels.c), with the command on each one's first line")
     ap.add_argument("--version", action="version", version=f"%(prog)s {VERSION}",
                     help="print the version and exit")
     args = ap.parse_args(argv)
@@ -98,7 +99,7 @@ def main(argv=None) -> int:
         write_changed(os.path.join(outdir, name), text)
     if args.no_re2c:
         return 0
-    for name in sorted(n for n in files if _SCANNER.fullmatch(n) and n.endswith(".re")):
+    for name in sorted(n for n in files if n.endswith(".re")):
         err = run_re2c(outdir, name, files[name])
         if err:
             print(f"triage-gen: {err}", file=sys.stderr)
@@ -140,7 +141,7 @@ def run_re2c(outdir: str, name: str, text: str):
                            text=True)
     except OSError as e:
         return (f"cannot run re2c ({e.strerror}): install it, or give --no-re2c and run "
-                "the command on the first line of each tr_scan_NAME.re")
+                "the command on the first line of each .re file")
     tmp = os.path.join(outdir, out + ".tmp")
     if r.returncode != 0:
         if os.path.exists(tmp):

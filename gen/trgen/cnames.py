@@ -45,7 +45,8 @@ class _Names:
 
 def check(s: Schema) -> List[Diagnostic]:
     """Every clash of C names in a checked schema, as diagnostics."""
-    from .emit import encoder_name, mangle, raw_encoder_types, root_views, view_type
+    from .emit import (encoder_name, level_sets, mangle, raw_encoder_types, root_views,
+                       scanner_plan, view_type)
 
     g = _Names()
     P = names.PREFIX
@@ -126,6 +127,14 @@ def check(s: Schema) -> List[Diagnostic]:
                 v = view_type(t, root)
                 if v != "tr_message":
                     g.add(v, "view:" + t.spell(), f"the view of {t.spell()} ({what})", o.pos)
+    # the level matchers (tr_levels.c), one per type optics start in
+    for ls in level_sets([scanner_plan(o, root) for o in s.optics]):
+        what = f"the level matcher of {decl_what(ls.decl)}"
+        g.add(f"{P}level_key_{ls.name}", "level_key:" + ls.name, what, ls.decl.pos)
+        g.add(f"{P}level_keys_{ls.name}", "level_keys:" + ls.name, what, ls.decl.pos)
+        if ls.union is not None:
+            g.add(f"{P}level_case_{ls.union.name}", "level_case:" + ls.union.name, what,
+                  ls.decl.pos)
     for t in raw_encoder_types(s):
         o = next(o for o in s.optics if o.raw and o.focus is t)
         g.add(encoder_name(t), "rawenc:" + t.spell(),
