@@ -72,16 +72,17 @@ struct ru_rules {
      * The verdict and the optics read are those of trying every rule. No
      * index (nrow 0) when the first rule does not begin so, past 64 rules or
      * RU_INDEX_CASES cases. */
-    /* The optics the rules read from the message's root (root optics, and
-     * the raw bases of the others) that share one walk of it: at least
-     * two, else lv.n is 0 and each is read alone; lvj[i] is optic i's
-     * place in lv (-1: alone). */
-    lv_plan lv;
-    bool lv_off; /* ru_share_root_walk(r, false) */
-    int8_t lvj[RU_MAX_OPTICS];
     int nrow;  /* cases + 1 */
     const ru_node *guard; /* the first rule's leading set test: its path and class */
     const uint64_t *rows;
+    /* The optics the rules read from the message's root (root optics, and
+     * the raw bases of the others) that share one walk of it: at least
+     * two, else lv.n is 0 and each is read alone; lvj[i] is optic i's
+     * place in lv (-1: alone). Last: what every judgement reads comes
+     * first. */
+    bool lv_off; /* ru_share_root_walk(r, false) */
+    int8_t lvj[RU_MAX_OPTICS];
+    lv_plan lv;
 };
 
 /* How a subject reads optic i of schema s from a message's bytes (RU_NEVER
