@@ -13,7 +13,10 @@
  * written with an escape (\u00XX for its first character, so the walk's
  * slow path reads them); and one small message damaged at every byte with
  * the bytes that make keys, strings and brackets go wrong, and cut at every
- * length. Each at every SIMD width the CPU has.
+ * length. Each at every SIMD width the CPU has. And the generated level
+ * matchers themselves: each optic's table row points at its object's
+ * matcher, which lists its key and tag where the row says and finds each
+ * of its keys; a plan takes the optics of one matcher only.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -395,6 +398,103 @@ START_TEST(shared_walks_read_damaged_bytes_as_the_scanners)
 }
 END_TEST
 
+static bool same_str(js_str a, js_str b) { return a.n == b.n && memcmp(a.p, b.p, a.n) == 0; }
+
+/* The generated level matchers, for every optic with a first member: its
+ * object's matcher lists its key and its union's tag where the table says;
+ * the matcher finds each of its keys, spelled plainly or with spaces before
+ * the ':', and no key in another string; a plan takes the optics of one
+ * matcher only, and none whose key lies past the LV_LEVEL a plan maps. */
+START_TEST(level_matchers_and_what_a_plan_takes)
+{
+    static op_optic copy[64];
+    ck_assert_int_le(S->noptics, 64);
+    for (int i = 0; i < S->noptics; i++) {
+        const op_member *m = &S->optics[i].member;
+        const char *name = S->optics[i].name;
+        if (m->mode == OP_M_NONE)
+            continue;
+        REQUIREF(m->level_key != NULL && m->level_keys != NULL && m->level_nkeys > 0,
+                 "optic %s: no level matcher", name);
+        if (m->mode == OP_M_FIELD)
+            REQUIREF(m->key_at >= 0 && m->key_at < m->level_nkeys &&
+                         same_str(m->level_keys[m->key_at], m->key),
+                     "optic %s: its key is not at key_at in its level's keys", name);
+        else
+            REQUIREF(m->key_at == -1, "optic %s: key_at %d, it has no key", name, m->key_at);
+        if (m->tag.p != NULL)
+            REQUIREF(m->tag_at >= 0 && m->tag_at < m->level_nkeys &&
+                         same_str(m->level_keys[m->tag_at], m->tag) && m->level_case != NULL,
+                     "optic %s: its tag is not at tag_at in its level's keys", name);
+        else
+            REQUIREF(m->tag_at == -1, "optic %s: tag_at %d, it has no tag", name, m->tag_at);
+        /* each of the level's keys, as a candidate string: found, with its value */
+        for (int k = 0; k < m->level_nkeys; k++) {
+            js_str key = m->level_keys[k];
+            bool plain = true;
+            for (size_t b = 0; b < key.n; b++)
+                plain = plain && key.p[b] != '"' && key.p[b] != '\\' && (uint8_t)key.p[b] >= 0x20;
+            if (!plain || key.n > 200)
+                continue; /* spelled with escapes only: the slow path's (test above) */
+            char buf[256];
+            const uint8_t *val = NULL;
+            for (int spaced = 0; spaced < 2; spaced++) {
+                int len = snprintf(buf, sizeof buf, "\"%.*s\"%s:7", (int)key.n, key.p,
+                                   spaced ? " \t" : "");
+                const uint8_t *p = (const uint8_t *)buf;
+                int x = m->level_key(p, p + len, &val);
+                REQUIREF(x == k && val == p + len - 1,
+                         "optic %s: level key %d (%.*s) matched as %d", name, k, (int)key.n,
+                         key.p, x);
+                /* the same bytes as a longer string, and cut before the ':' */
+                len = snprintf(buf, sizeof buf, "\"%.*sx\":7", (int)key.n, key.p);
+                x = m->level_key(p, p + len, &val);
+                REQUIREF(x == -1 || (m->level_keys[x].n == key.n + 1 &&
+                                     memcmp(m->level_keys[x].p, buf + 1, key.n + 1) == 0),
+                         "optic %s: \"%.*sx\" matched as key %d", name, (int)key.n, key.p, x);
+                len = snprintf(buf, sizeof buf, "\"%.*s\"", (int)key.n, key.p);
+                x = m->level_key(p, p + len, &val);
+                REQUIREF(x == -1, "optic %s: a key cut before its ':' matched as %d", name, x);
+            }
+        }
+        /* a plan of this optic takes no optic of another matcher */
+        lv_plan pl;
+        lv_plan_init(&pl, S);
+        ck_assert(lv_plan_add(&pl, i));
+        for (int j = 0; j < S->noptics; j++) {
+            const op_member *o = &S->optics[j].member;
+            if (o->mode != OP_M_NONE && o->level_key != m->level_key) {
+                lv_plan q = pl;
+                REQUIREF(!lv_plan_add(&q, j), "a plan of %s took %s, of another object", name,
+                         S->optics[j].name);
+            }
+        }
+    }
+    /* past LV_LEVEL, or without a matcher: read alone */
+    if (S->noptics > 0) /* (optics is NULL for a schema with none) */
+        memcpy(copy, S->optics, (size_t)S->noptics * sizeof copy[0]);
+    op_schema s2 = *S;
+    s2.optics = copy;
+    for (int i = 0; i < S->noptics; i++) {
+        if (copy[i].member.mode != OP_M_FIELD)
+            continue;
+        lv_plan pl;
+        copy[i].member.key_at = LV_LEVEL;
+        lv_plan_init(&pl, &s2);
+        REQUIREF(!lv_plan_add(&pl, i), "optic %s: a plan took a key past LV_LEVEL",
+                 copy[i].name);
+        copy[i].member.key_at = S->optics[i].member.key_at;
+        copy[i].member.level_key = NULL;
+        lv_plan_init(&pl, &s2);
+        REQUIREF(!lv_plan_add(&pl, i), "optic %s: a plan took it without a matcher",
+                 copy[i].name);
+        copy[i].member.level_key = S->optics[i].member.level_key;
+        lv_plan_init(&pl, &s2);
+        REQUIREF(lv_plan_add(&pl, i), "optic %s: restored, no plan takes it", copy[i].name);
+    }
+}
+END_TEST
+
 static Suite *level_suite(void)
 {
     Suite *s = suite_create("level");
@@ -403,6 +503,7 @@ static Suite *level_suite(void)
     tcase_add_loop_test(tc, shared_walks_read_what_the_scanners_read, 0, SIMD_WIDTHS);
     tcase_add_loop_test(tc, shared_walks_read_a_second_tag_as_the_scanners, 0, SIMD_WIDTHS);
     tcase_add_loop_test(tc, shared_walks_read_damaged_bytes_as_the_scanners, 0, SIMD_WIDTHS);
+    tcase_add_test(tc, level_matchers_and_what_a_plan_takes);
     return s;
 }
 
