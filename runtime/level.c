@@ -157,10 +157,10 @@ static bool slow_for(const lv_plan *pl, int j, const uint8_t *s, size_t m)
 
 /* ---- the walk */
 
-/* Key k found (its first occurrence): settles the optics that decides,
- * those of a field without a tag (their key found), and once the tag is
- * found, those of the tag or case (the tag is all they look for) and the
- * fields of a case whose key is found too. */
+/* Key k found (its first occurrence): the optics this settles are marked
+ * done: those of a field without a tag whose key it is, and once the tag
+ * is found, those of the tag or a case (the tag is all they look for) and
+ * the fields of a case whose key is found too. */
 static inline void found_key(const lv_plan *pl, lv_state *st, int k)
 {
     st->found |= (uint16_t)(1u << k);
