@@ -32,13 +32,12 @@ static bool needs_escape(uint8_t b) { return b == '"' || b == '\\' || b < 0x20; 
 /* The first byte a key's string starts with: the closing quote for "". */
 static uint8_t first_byte(js_str k) { return k.n > 0 ? (uint8_t)k.p[0] : '"'; }
 
-/* Index of key k in the plan, added if it is new; -1 when there is no
- * room. */
-static int key_index(lv_plan *pl, js_str k)
+/* The plan's index of the level matcher's key l (spelled k), added if it
+ * is new; -1 when there is no room. */
+static int key_index(lv_plan *pl, int l, js_str k)
 {
-    for (int i = 0; i < pl->nkeys; i++)
-        if (pl->key[i].n == k.n && memcmp(pl->key[i].p, k.p, k.n) == 0)
-            return i;
+    if (pl->lmap[l] != 0)
+        return pl->lmap[l] - 1;
     if (pl->nkeys == LV_KEYS)
         return -1;
     int i = pl->nkeys++;
@@ -47,8 +46,7 @@ static int key_index(lv_plan *pl, js_str k)
     while (at < k.n && !needs_escape((uint8_t)k.p[at]))
         at++;
     pl->plain[i] = (uint8_t)(at < 255 ? at : 255);
-    if (k.n > pl->longest)
-        pl->longest = k.n;
+    pl->lmap[l] = (uint8_t)(i + 1);
     return i;
 }
 
@@ -67,21 +65,23 @@ bool lv_plan_add(lv_plan *pl, int i)
         return false;
     if ((m->mode == OP_M_FIELD && m->key.n > 254) || m->tag.n > 254)
         return false; /* plain[] holds lengths below 255 */
-    /* one tag, the plan's (the optics share their source object) */
-    if (m->tag.p != NULL && pl->tag >= 0 &&
-        (pl->key[pl->tag].n != m->tag.n || memcmp(pl->key[pl->tag].p, m->tag.p, m->tag.n) != 0))
-        return false;
     /* the first bytes, at most four */
     uint8_t fb[6];
     int nf = 0;
     for (int k = 0; k < pl->firsts.n; k++)
         fb[nf++] = pl->firsts.b[k];
+    /* its keys (the tag first) and where its matcher lists them: one matcher,
+     * one object, so one tag, at the same place for every optic */
     js_str mine[2];
-    int nmine = 0;
-    if (m->tag.p != NULL)
+    int at[2], nmine = 0;
+    if (m->tag.p != NULL) {
+        at[nmine] = m->tag_at;
         mine[nmine++] = m->tag;
-    if (m->mode == OP_M_FIELD)
+    }
+    if (m->mode == OP_M_FIELD) {
+        at[nmine] = m->key_at;
         mine[nmine++] = m->key;
+    }
     for (int k = 0; k < nmine; k++) {
         uint8_t b = first_byte(mine[k]);
         bool seen = false;
@@ -95,16 +95,15 @@ bool lv_plan_add(lv_plan *pl, int i)
     lv_plan save = *pl;
     uint16_t keys = 0;
     for (int k = 0; k < nmine; k++) {
-        int x = key_index(pl, mine[k]);
+        int x = key_index(pl, at[k], mine[k]);
         if (x < 0) {
             *pl = save;
             return false;
         }
         keys |= (uint16_t)(1u << x);
-        pl->lmap[k == 0 && m->tag.p != NULL ? m->tag_at : m->key_at] = (uint8_t)(x + 1);
         if (k == 0 && m->tag.p != NULL) {
             pl->tag = x;
-            pl->names = m;
+            pl->level_case = m->level_case;
         }
     }
     for (int k = 0; k < 4; k++)
@@ -113,8 +112,6 @@ bool lv_plan_add(lv_plan *pl, int i)
     pl->level_key = m->level_key;
     pl->optic[pl->n] = i;
     pl->keys_of[pl->n] = keys;
-    pl->mode[pl->n] = m->mode;
-    pl->tagged[pl->n] = m->tag.p != NULL;
     pl->want[pl->n] = m->want;
     uint16_t me = (uint16_t)(1u << pl->n);
     if (m->mode == OP_M_FIELD && m->tag.p != NULL) {
@@ -191,11 +188,10 @@ static void walk(const lv_plan *pl, lv_state *st, int j)
     const uint8_t *end = st->end;
     if (!st->begun) {
         st->begun = true;
-        st->ended = st->closed = false;
+        st->closed = false;
         st->found = st->done = st->dead = st->tag_bad = st->keyed = 0;
         st->tagcase = -1;
         if (st->open >= end || *st->open != '{') {
-            st->ended = true;
             st->done = (uint16_t)((1u << pl->n) - 1);
             return;
         }
@@ -204,7 +200,6 @@ static void walk(const lv_plan *pl, lv_state *st, int j)
     while (!(st->done >> j & 1)) {
         const uint8_t *k = sk_next(&st->c, &pl->firsts), *val = NULL;
         if (k == NULL) {
-            st->ended = true;
             st->closed = st->c.closed != NULL;
             st->done = (uint16_t)((1u << pl->n) - 1);
             return;
@@ -234,7 +229,7 @@ static void walk(const lv_plan *pl, lv_state *st, int j)
         const uint8_t *next = val;
         if (which == pl->tag) {
             const uint8_t *after = NULL;
-            int c = pl->names->level_case(val, end, &after);
+            int c = pl->level_case(val, end, &after);
             if (!(st->found >> which & 1))
                 st->tagcase = c;
             tag_seen(pl, st, c);

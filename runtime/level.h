@@ -51,8 +51,6 @@ typedef struct {
     int n;                       /* optics in the plan */
     int optic[LV_OPTICS];        /* their indices in the schema */
     uint16_t keys_of[LV_OPTICS]; /* each one's keys: bits into key[] */
-    uint8_t mode[LV_OPTICS];     /* each one's op_member mode */
-    bool tagged[LV_OPTICS];      /* each one checks the tag */
     int want[LV_OPTICS];         /* the case its tag must name */
     uint16_t by_tag;             /* the optics of a case's field (they check every tag they meet) */
     uint16_t tag_modes;          /* the optics of a tag or a case (OP_M_TAG, OP_M_CASE) */
@@ -61,19 +59,19 @@ typedef struct {
     int nkeys;
     js_str key[LV_KEYS];
     uint8_t plain[LV_KEYS];      /* bytes of each key before the first one JSON must escape */
-    size_t longest;              /* the longest key's length */
     int tag;                     /* the tag's index in key[], or -1 */
-    const op_member *names;      /* a member with the tag: the union's case names */
-    /* the level's generated matcher (op_member.level_key), and for each of
-     * its keys the plan's key + 1 (0: no optic of the plan looks for it) */
+    /* the level's generated matchers (op_member.level_key, and level_case
+     * for a union's tag), and for each of the matcher's keys the plan's key
+     * + 1 (0: no optic of the plan looks for it) */
     int (*level_key)(const uint8_t *p, const uint8_t *lim, const uint8_t **val);
+    int (*level_case)(const uint8_t *p, const uint8_t *lim, const uint8_t **after);
     uint8_t lmap[LV_LEVEL];
     sk_firsts firsts;
 } lv_plan;
 
 /* A walk of one object in one message. lv_reset before each message. */
 typedef struct {
-    bool begun, ended, closed; /* closed: it ended at the object's closer */
+    bool begun, closed;        /* closed: the walk ended at the object's closer */
     const uint8_t *open;       /* the object's '{' */
     const uint8_t *end;
     sk_cursor c;
@@ -92,8 +90,8 @@ void lv_plan_init(lv_plan *pl, const op_schema *s);
 /* Adds optic i (op_member mode not OP_M_NONE, with a level matcher: from
  * the same source object as the plan's others, the caller's to know, and
  * the same matcher, checked); false when it does not fit (another matcher,
- * a fifth first byte, more keys or optics than the bounds, or a tag other
- * than the plan's), the plan unchanged. */
+ * a fifth first byte, more keys or optics than the bounds), the plan
+ * unchanged. */
 bool lv_plan_add(lv_plan *pl, int i);
 
 /* The plan's index of optic i, or -1. */
