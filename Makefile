@@ -182,10 +182,7 @@ $(BUILD)/triage-rulesc: $(BUILD)/obj/tools/rulesc.o $(MODEL_OBJ)
 
 # The first line of each .re template records this command.
 RE2C_FLAGS := -W -Werror --no-generation-date --no-version -i
-$(GEN)/tr_scan_%.c: $(GEN)/tr_scan_%.re
-	$(call say,RE2C,$@)
-	$(Q)re2c $(RE2C_FLAGS) $< -o $@
-$(GEN)/tr_levels.c: $(GEN)/tr_levels.re
+$(SCAN_NAMES:%=$(GEN)/%.c) $(GEN)/tr_levels.c: $(GEN)/%.c: $(GEN)/%.re
 	$(call say,RE2C,$@)
 	$(Q)re2c $(RE2C_FLAGS) $< -o $@
 

@@ -317,7 +317,6 @@ def render(s: Schema, schema_path: str) -> Dict[str, str]:
         encode_thunk=encode_thunk,
         re2c_string=names.re2c_string,
         re2c_prefixes=names.re2c_prefixes,
-        level_of=level_of,
         key_groups=key_groups,
         isinstance=isinstance,
         Record=Record,
@@ -450,6 +449,9 @@ class Scanner:
     # A raw list or map focus read by a field step: its view when the object
     # closes without the field ("[]" or "{}": absent is empty); else "".
     empty_if_absent: str = ""
+    # The level matcher of the object its first step is a member of
+    # (level_sets), or None.
+    level: object = None
 
 
 def view_type(t: TypeRef, root) -> str:
@@ -523,7 +525,8 @@ class LevelSet:
 
 def level_sets(scanners: List[Scanner]) -> List[LevelSet]:
     """One LevelSet per type some optic's first step is a member of, in the
-    order of the optics first starting there."""
+    order of the optics first starting there; each such scanner's level is
+    set to its own."""
     sets: Dict[str, LevelSet] = {}
     for sc in scanners:
         L0 = sc.levels[0] if sc.levels else None
@@ -531,6 +534,7 @@ def level_sets(scanners: List[Scanner]) -> List[LevelSet]:
             continue
         src = sc.optic.source
         ls = sets.setdefault(src.decl.name, LevelSet(src.decl.name, src.decl, []))
+        sc.level = ls
         if L0.union is not None:
             ls.union = L0.union
         for k in L0.keys:
@@ -541,16 +545,6 @@ def level_sets(scanners: List[Scanner]) -> List[LevelSet]:
             ls.keys.remove(ls.union.tag)
             ls.keys.insert(0, ls.union.tag)
     return list(sets.values())
-
-
-def level_of(sets: List[LevelSet], sc: Scanner):
-    """The LevelSet of scanner sc's first step, or None."""
-    for ls in sets:
-        L0 = sc.levels[0] if sc.levels else None
-        if L0 is not None and L0.kind in ("object", "tag", "case") and \
-                sc.optic.source.decl is ls.decl:
-            return ls
-    return None
 
 
 # ---------------------------------------------------------------- the optic table
