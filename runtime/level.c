@@ -27,8 +27,6 @@ int lv_plan_find(const lv_plan *pl, int i)
     return -1;
 }
 
-_Static_assert(LV_KEYS <= SK_PREFIXES, "each key of a plan has its prefix");
-
 static bool needs_escape(uint8_t b) { return b == '"' || b == '\\' || b < 0x20; }
 
 /* The first byte a key's string starts with: the closing quote for "". */
@@ -49,20 +47,6 @@ static int key_index(lv_plan *pl, int l, js_str k)
         at++;
     pl->plain[i] = (uint8_t)(at < 255 ? at : 255);
     pl->lmap[l] = (uint8_t)(i + 1);
-    /* its prefix for the walk (skip.h: sk_firsts.pre): the '"' and the
-     * plain bytes, at most 8 in all, the closing quote when they fit */
-    uint8_t b[8] = {'"'};
-    size_t nb = 1 + (at < 7 ? at : 7);
-    if (nb > 1)
-        memcpy(b + 1, k.p, nb - 1);
-    if (at == k.n && nb < 8)
-        b[nb++] = '"';
-    uint64_t pre = 0;
-    for (size_t x = 0; x < nb; x++)
-        pre |= (uint64_t)b[x] << (8 * x);
-    pl->firsts.pre[i] = pre;
-    pl->firsts.mask[i] = nb == 8 ? ~0ull : (1ull << (8 * nb)) - 1;
-    pl->firsts.npre = (uint8_t)pl->nkeys;
     return i;
 }
 

@@ -34,17 +34,12 @@ typedef struct {
 
 /* ---- masks, portable */
 
-/* The portable and SSE2 widths' wanted bytes: f's four, as they are. */
-typedef struct {
-    uint8_t b[4];
-} want_bytes;
-
-static inline void want_copy(const sk_firsts *f, int nf, want_bytes *w)
+static inline void want_copy(const sk_firsts *f, int nf, sk_firsts *w)
 {
-    *w = nf != 0 ? (want_bytes){{f->b[0], f->b[1], f->b[2], f->b[3]}} : (want_bytes){{0, 0, 0, 0}};
+    *w = nf != 0 ? *f : (sk_firsts){{0, 0, 0, 0}, 0};
 }
 
-static inline void masks_portable(const uint8_t *s, size_t n, int nf, const want_bytes *f,
+static inline void masks_portable(const uint8_t *s, size_t n, int nf, const sk_firsts *f,
                                   sk_masks *m)
 {
     uint64_t q = 0, bs = 0, ob = 0, cb = 0, fm = 0;
@@ -71,9 +66,7 @@ static inline void masks_portable(const uint8_t *s, size_t n, int nf, const want
  * (*at the closer's bit index), 3 when nesting passed the limit. Depths come
  * from popcounts of the brackets below a bit, so the usual block costs no
  * unpredictable branch per bracket. */
-static inline __attribute__((always_inline)) int walk_block(uint64_t ob, uint64_t cb, uint64_t cand,
-                                                           const uint8_t *s, const uint8_t *end,
-                                                           const sk_firsts *f, int *depth, int *at)
+static inline __attribute__((always_inline)) int walk_block(uint64_t ob, uint64_t cb, uint64_t cand, int *depth, int *at)
 {
     int d = *depth, opens = __builtin_popcountll(ob), closes = __builtin_popcountll(cb);
     /* the usual block first: no candidate, no closer that could end the
@@ -95,7 +88,7 @@ static inline __attribute__((always_inline)) int walk_block(uint64_t ob, uint64_
                     *at = __builtin_ctzll(bit);
                     return 2;
                 }
-            } else if (d == 1 && sk_maybe_key(f, s + __builtin_ctzll(bit), end)) {
+            } else if (d == 1) {
                 *at = __builtin_ctzll(bit);
                 return 1;
             }
@@ -116,8 +109,7 @@ static inline __attribute__((always_inline)) int walk_block(uint64_t ob, uint64_
     }
     for (uint64_t w = zero ? cand & (zero - 1) : cand; w != 0; w &= w - 1) {
         uint64_t below = (w & (0 - w)) - 1;
-        if (d + __builtin_popcountll(ob & below) - __builtin_popcountll(cb & below) == 1 &&
-            sk_maybe_key(f, s + __builtin_ctzll(w), end)) {
+        if (d + __builtin_popcountll(ob & below) - __builtin_popcountll(cb & below) == 1) {
             *at = __builtin_ctzll(w);
             return 1;
         }
@@ -132,11 +124,10 @@ static inline __attribute__((always_inline)) int walk_block(uint64_t ob, uint64_
 
 /* Ends a block's walk: 1 returns the candidate (keeping the block's masks
  * in the cursor), 2 the closed object, 3 a walk too deep; 0 goes on. */
-static inline __attribute__((always_inline)) int walk_end(sk_cursor *c, const sk_firsts *f, const uint8_t *s, size_t n,
-                           uint64_t ob, uint64_t cb, uint64_t cand, uint64_t in_carry,
-                           uint64_t esc_carry, int *depth)
+static inline __attribute__((always_inline)) int walk_end(sk_cursor *c, const uint8_t *s, size_t n, uint64_t ob, uint64_t cb,
+                           uint64_t cand, uint64_t in_carry, uint64_t esc_carry, int *depth)
 {
-    int at = 0, r = walk_block(ob, cb, cand, s, c->end, f, depth, &at);
+    int at = 0, r = walk_block(ob, cb, cand, depth, &at);
     if (r == 1) {
         c->blk = s;
         c->blk_n = n;
@@ -166,7 +157,7 @@ static inline __attribute__((always_inline)) int walk_end(sk_cursor *c, const sk
         /* a string opener is a quote inside the in-string mask; its first byte is */  \
         /* the next bit (for bit 63, in the next block: always a candidate) */          \
         uint64_t cand = NF != 0 ? q & in & ((m.f | m.bs) >> 1 | 1ull << 63) : 0;        \
-        r = walk_end(c, f, s, n, m.ob & ~in, m.cb & ~in, cand, in_carry, esc_carry, &depth); \
+        r = walk_end(c, s, n, m.ob & ~in, m.cb & ~in, cand, in_carry, esc_carry, &depth); \
         if (r == 1)                                                                     \
             return c->p;                                                                \
         if (r != 0)                                                                     \
@@ -197,7 +188,7 @@ static inline __attribute__((always_inline)) int walk_end(sk_cursor *c, const sk
         esc_carry = c->esc_carry;                                                       \
         if (c->p < s) {                                                                 \
             uint64_t keep = ~0ull << (c->p - c->blk);                                   \
-            r = walk_end(c, f, c->blk, c->blk_n, c->ob & keep, c->cb & keep,               \
+            r = walk_end(c, c->blk, c->blk_n, c->ob & keep, c->cb & keep,               \
                          c->cand & keep, in_carry, esc_carry, &depth);                  \
             if (r == 1)                                                                 \
                 return c->p;                                                            \
@@ -244,14 +235,14 @@ static inline __attribute__((always_inline)) int walk_end(sk_cursor *c, const sk
 
 typedef const uint8_t *(*sk_next_fn)(sk_cursor *c, const sk_firsts *f);
 
-WALK_FNS(next_portable, , masks_portable, bk_prefix_xor_portable, want_bytes, want_copy)
+WALK_FNS(next_portable, , masks_portable, bk_prefix_xor_portable, sk_firsts, want_copy)
 
 #if BK_X86
 
 /* ---- SSE2: four 16-byte lanes */
 
 __attribute__((target("sse2"))) static inline void masks_sse2(const uint8_t *s, size_t n, int nf,
-                                                              const want_bytes *f, sk_masks *m)
+                                                              const sk_firsts *f, sk_masks *m)
 {
     uint8_t buf[64];
     BK_TAIL_COPY(s, n, buf);
@@ -285,7 +276,7 @@ __attribute__((target("sse2"))) static inline void masks_sse2(const uint8_t *s, 
 #undef CLOSE
 }
 
-WALK_FNS(next_sse2, __attribute__((target("sse2"))), masks_sse2, bk_prefix_xor_portable, want_bytes,
+WALK_FNS(next_sse2, __attribute__((target("sse2"))), masks_sse2, bk_prefix_xor_portable, sk_firsts,
          want_copy)
 
 /* ---- AVX2: two 32-byte lanes */

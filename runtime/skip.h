@@ -27,7 +27,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <string.h>
 
 #include "json.h"
 
@@ -46,58 +45,12 @@ typedef struct {
     const uint8_t *first;
 } sk_cursor;
 
-/* Keys whose first bytes a walk checks before it stops at a candidate. */
-#define SK_PREFIXES 16
-
-/* What a walk looks for: up to four wanted first bytes, n of them in b (the
- * rest repeat the last, so a width may compare all four without branching);
- * and, when npre > 0, the keys' first bytes as JSON spells them, so that a
- * string the first byte let through is passed over in the block loop when
- * its first 8 bytes can begin none of the keys: pre[i] is key i's '"' and
- * next bytes (up to 8, its closing quote included when it fits; only bytes
- * before the first one JSON must escape), as sk_load8 reads them, and
- * mask[i] keeps that many bytes. With npre 0 every string whose first byte
- * is wanted stops the walk. */
+/* Up to four wanted first bytes: n of them in b (the rest repeat the last,
+ * so a width may compare all four without branching). */
 typedef struct {
     uint8_t b[4];
     uint8_t n;
-    uint8_t npre;
-    uint64_t pre[SK_PREFIXES];
-    uint64_t mask[SK_PREFIXES];
 } sk_firsts;
-
-/* 8 bytes at p as one word, its first byte lowest (on any byte order). */
-static inline uint64_t sk_load8(const uint8_t *p)
-{
-    uint64_t w;
-    memcpy(&w, p, 8);
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-    w = __builtin_bswap64(w);
-#endif
-    return w;
-}
-
-/* Whether the string opened at p (a '"' before end) may be one of f's keys
- * and must stop the walk: f has no prefixes, fewer than 8 bytes remain, a
- * backslash is among its next 7 bytes (an escaped key is unescaped by the
- * scanner's slow path), or its first bytes are one key's prefix. A string
- * for which this is false differs from every key before any backslash: the
- * scanner's matcher would answer -1 for it. */
-static inline bool sk_maybe_key(const sk_firsts *f, const uint8_t *p, const uint8_t *end)
-{
-    if (f->npre == 0 || end - p < 8)
-        return true;
-    uint64_t w = sk_load8(p);
-    /* a zero byte where w has a backslash; the first zero found is exact
-     * and a false one lies only above a true one (byte 0 is the quote) */
-    uint64_t x = w ^ 0x5C5C5C5C5C5C5C5Cull;
-    if ((x - 0x0101010101010101ull) & ~x & 0x8080808080808000ull)
-        return true;
-    for (int i = 0; i < f->npre; i++)
-        if ((w & f->mask[i]) == f->pre[i])
-            return true;
-    return false;
-}
 
 /* Chooses the block code to match js_init's choice; idempotent. The first
  * walk calls it when nobody has. */
@@ -139,8 +92,7 @@ static inline const uint8_t *sk_next(sk_cursor *c, const sk_firsts *f)
         const uint8_t *p = js_ws(c->p, c->end);
         if (f != NULL && p + 1 < c->end && *p == '"') {
             uint8_t b = p[1];
-            if ((b == f->b[0] || b == f->b[1] || b == f->b[2] || b == f->b[3] || b == '\\') &&
-                sk_maybe_key(f, p, c->end)) {
+            if (b == f->b[0] || b == f->b[1] || b == f->b[2] || b == f->b[3] || b == '\\') {
                 c->first = p;
                 return p;
             }

@@ -306,24 +306,6 @@ class RealSchema(unittest.TestCase):
                           for ls in sets],
                          [("A", ["n", "m", "d"], None), ("D", ["kind", "y", "x"], "D")])
 
-    def test_key_prefixes(self):
-        """A key's prefix for the walk (skip.h sk_firsts.pre): its quote and
-        next bytes, 8 at most, first byte lowest, the closing quote when the
-        key fits, cut before a byte JSON must escape."""
-        from trgen.emit import key_prefix
-
-        def word(b):
-            return ("0x%016xull" % int.from_bytes(b, "little"),
-                    "0x%016xull" % ((1 << (8 * len(b))) - 1))
-        for key, want in [("detail", b'"detail"'), ("tier", b'"tier"'),
-                          ("severity", b'"severit'), ("abcdefg", b'"abcdefg'),
-                          ("", b'""'), ("a\"b", b'"a'), ("\\x", b'"'),
-                          ("t\tab", b'"t'), ("\u00e9t\u00e9", '"été"'.encode())]:
-            self.assertEqual(key_prefix(key), word(want), key)
-        # as a little-endian load of the bytes "detail" (quotes included) reads them
-        self.assertEqual(key_prefix("detail"), ("0x226c696174656422ull", "0xffffffffffffffffull"))
-        self.assertEqual(key_prefix("id"), ("0x0000000022646922ull", "0x00000000ffffffffull"))
-
 
 # ---------------------------------------------------------------- checks
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Optional
 
 from . import names
 from .schema import Enum, Record, Schema, TypeRef, Union, decl_fields
@@ -434,38 +434,6 @@ class Level:
     @property
     def nfirsts(self) -> int:
         return min(4, len(self._distinct_firsts()))
-
-    @property
-    def prefixes(self) -> List[Tuple[str, str]]:
-        """Each key's first bytes as compact JSON spells them, for sk_firsts'
-        pre and mask (skip.h): C constants, or none past SK_PREFIXES."""
-        out = [key_prefix(k) for k in self.keys]
-        return out if len(out) <= SK_PREFIXES else []
-
-
-SK_PREFIXES = 16  # skip.h's bound
-
-
-def key_prefix(key: str) -> Tuple[str, str]:
-    """A key's '"' and next bytes, at most 8 in all, as a word whose first
-    byte is lowest (skip.h's sk_load8), and the mask keeping them: the
-    bytes before the first one JSON must escape, and the closing quote when
-    the whole key fits."""
-    b = b'"'
-    whole = True
-    for c in key.encode("utf-8"):
-        if len(b) == 8:
-            whole = False
-            break
-        if c in (0x22, 0x5C) or c < 0x20:
-            whole = False
-            break
-        b += bytes([c])
-    if whole and len(b) < 8:
-        b += b'"'
-    pre = int.from_bytes(b, "little")
-    mask = (1 << (8 * len(b))) - 1
-    return ("0x%016xull" % pre, "0x%016xull" % mask)
 
 
 @dataclass

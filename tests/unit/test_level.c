@@ -495,64 +495,6 @@ START_TEST(level_matchers_and_what_a_plan_takes)
 }
 END_TEST
 
-/* The walk passes over a string its plan's prefixes rule out (skip.h:
- * sk_maybe_key) only where the plan's level matcher, given that string,
- * would find none of the plan's keys and send it to no slow path: for every
- * matcher, a plan of as many of its optics as fit; strings made of each
- * plan key, whole, cut after every byte, with every byte of its first 8
- * changed to a backslash, a quote, or the next byte value, and followed by
- * a ':' and a value, or cut short at every length; and each plan key,
- * whole and followed by its ':', is never ruled out. */
-START_TEST(the_walk_passes_over_no_key_of_its_plan)
-{
-    long ruled_out = 0, tried = 0;
-    for (int i = 0; i < S->noptics; i++) {
-        const op_member *m = &S->optics[i].member;
-        if (m->mode == OP_M_NONE)
-            continue;
-        lv_plan pl;
-        lv_plan_init(&pl, S);
-        for (int j = i; j < S->noptics; j++)
-            if (S->optics[j].member.level_key == m->level_key)
-                (void)lv_plan_add(&pl, j);
-        REQUIREF(pl.n > 0 && pl.firsts.npre == pl.nkeys, "optic %s: plan of %d optics, %d keys, %d prefixes",
-                 S->optics[i].name, pl.n, pl.nkeys, pl.firsts.npre);
-        for (int k = 0; k < pl.nkeys; k++) {
-            js_str key = pl.key[k];
-            if (key.n > 200)
-                continue;
-            uint8_t buf[256];
-            int len = snprintf((char *)buf, sizeof buf, "\"%.*s\":7}", (int)key.n, key.p);
-            if (pl.plain[k] == key.n)
-                REQUIREF(sk_maybe_key(&pl.firsts, buf, buf + len), "key %.*s ruled out",
-                         (int)key.n, key.p);
-            for (int cut = 0; cut <= (int)key.n; cut++)
-                for (int at = -1; at < 8; at++)
-                    for (int how = 0; how < (at < 0 ? 1 : 3); how++) {
-                        /* the key's first cut bytes, a closing quote, ':' and a value */
-                        int n = snprintf((char *)buf, sizeof buf, "\"%.*s\": 7}", cut, key.p);
-                        if (at >= 1 && at < n)
-                            buf[at] = how == 0 ? '\\' : how == 1 ? '"' : (uint8_t)(buf[at] + 1);
-                        for (int room = 1; room <= n; room++) {
-                            const uint8_t *val = NULL;
-                            tried++;
-                            if (sk_maybe_key(&pl.firsts, buf, buf + room))
-                                continue;
-                            ruled_out++;
-                            int x = pl.level_key(buf, buf + room, &val);
-                            REQUIREF(x == -1 || (x >= 0 && pl.lmap[x] == 0),
-                                     "key %.*s cut at %d, byte %d changed (%d), %d bytes: "
-                                     "ruled out, but its level matcher says %d",
-                                     (int)key.n, key.p, cut, at, how, room, x);
-                        }
-                    }
-        }
-    }
-    if (S->noptics > 0 && tried > 0)
-        ck_assert_int_gt(ruled_out, 0);
-}
-END_TEST
-
 static Suite *level_suite(void)
 {
     Suite *s = suite_create("level");
@@ -562,7 +504,6 @@ static Suite *level_suite(void)
     tcase_add_loop_test(tc, shared_walks_read_a_second_tag_as_the_scanners, 0, SIMD_WIDTHS);
     tcase_add_loop_test(tc, shared_walks_read_damaged_bytes_as_the_scanners, 0, SIMD_WIDTHS);
     tcase_add_test(tc, level_matchers_and_what_a_plan_takes);
-    tcase_add_test(tc, the_walk_passes_over_no_key_of_its_plan);
     return s;
 }
 
