@@ -559,6 +559,32 @@ class Checks(unittest.TestCase):
         self.assertEqual([o.focus.spell() for o in s.optics],
                          ["B", "i32", "i32", "E", "U.k", "i32"])
 
+    def test_tag_by_key(self):
+        """A union's tag is read by its key too: the only way for a tag that
+        is no name; another key on a union says how the tag is read."""
+        s = parse(lines("root A", "record A { u: U }",
+                        'union U tag "@type" { P { x: i32 } Q { } }',
+                        'optic t = U["@type"]', 'optic u = A.u raw', 'optic ut = u . t',
+                        'optic px = U.P.x'), F)
+        self.assertEqual([(o.focus.kind, o.steps[-1].kind) for o in s.optics[:1]],
+                         [("tag", "tag")])
+        self.assertEqual(s.optics[2].focus.spell(), "U.@type")
+        self.assertError(self.optics('optic o = U["kind"]'),
+                         "t.schema:11:13: error: a key needs a map, and 'U' is not one "
+                         "(a union's tag is read by its key, as in [\"k\"])")
+        s = parse(self.optics('optic o = U["k"]', "optic p = U.k"), F)
+        self.assertEqual([o.focus.spell() for o in s.optics], ["U.k", "U.k"])
+
+    def test_optic_named_as_a_rule_literal(self):
+        """Rules read true and false as literals: no optic takes those names
+        (the rule language's other words, has, in, keep, drop, may)."""
+        self.assertError(self.optics("optic true = A.b raw", "optic false = B.x",
+                                     "optic has = B.x", "optic keep = A.b raw"),
+                         "t.schema:11:7: error: an optic cannot be named 'true': rules read it "
+                         "as a literal (choose another name)",
+                         "t.schema:12:7: error: an optic cannot be named 'false': rules read it "
+                         "as a literal (choose another name)")
+
     def test_optic_missing_field(self):
         self.assertError(self.optics("optic o = A.b.z"),
                          "t.schema:11:15: error: 'B' has no field 'z' (fields: x, e)")

@@ -17,6 +17,8 @@ from .names import c_enum_const
 
 SCALARS = ("i32", "i64", "f64", "bool", "string")
 KEYWORDS = ("record", "union", "enum", "root", "optic", "tag", "optional", "list", "map", "raw")
+# The rule language's literals (runtime/rules.c): no optic may be named so.
+RULE_LITERALS = ("true", "false")
 
 INT_RANGE = {"i32": (-(2**31), 2**31 - 1), "i64": (-(2**63), 2**63 - 1)}
 
@@ -649,6 +651,10 @@ class _Checker:
                 self.err(o.pos, f"optic '{o.name}' is declared twice",
                          [(by_name[o.name].pos, "the first is here")])
                 continue
+            if o.name in RULE_LITERALS:
+                # rules read `true` and `false` as literals, never as a name
+                self.err(o.pos, f"an optic cannot be named '{o.name}': rules read it as a "
+                                f"literal (choose another name)")
             if self.classify(o, by_name):
                 if o.compose:
                     self.compose(o, by_name)
@@ -720,9 +726,14 @@ class _Checker:
                 return None
             return Step("index", pos, index=val, type=cur.elem)
         if kind == "key":
+            u = cur.decl if cur.kind == "named" else None
+            if isinstance(u, Union) and val == u.tag:
+                # the tag by its key: for a tag that is no name ("@type")
+                return Step("tag", pos, name=val, type=TypeRef("tag", pos, u.name, decl=u))
             if cur.kind != "map":
-                self.err(pos, f"a key needs a map, and '{cur.spell()}' is not one"
-                              f"{_read_hint(cur)}")
+                hint = (f" (a union's tag is read by its key, as in [\"{u.tag}\"])"
+                        if isinstance(u, Union) else _read_hint(cur))
+                self.err(pos, f"a key needs a map, and '{cur.spell()}' is not one{hint}")
                 return None
             return Step("key", pos, key=val, type=cur.elem)
         d = cur.decl if cur.kind in ("named", "case") else None
