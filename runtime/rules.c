@@ -148,6 +148,7 @@ typedef struct {
     size_t npool;
     uint64_t used;
     uint64_t usedx[RU_MAX_OPTICS / 64]; /* the same, bit for bit (no bit stands for others) */
+    uint16_t uses[RU_MAX_OPTICS];       /* how many operands read each (unmark_used) */
 } ps;
 
 /* Byte offset -> line and column (characters), 1-based. */
@@ -568,10 +569,30 @@ static void mark_used(ps *P, int optic)
     const op_optic *o = &P->s->optics[optic];
     P->used |= 1ull << (optic < 63 ? optic : 63);
     P->usedx[optic / 64] |= 1ull << (optic % 64);
+    P->uses[optic]++;
     if (!o->source_is_root) {
         P->used |= 1ull << (o->base < 63 ? o->base : 63);
         P->usedx[o->base / 64] |= 1ull << (o->base % 64);
+        P->uses[o->base]++;
     }
+}
+
+/* An operand parsed as a path that turned out to be a case's name: what
+ * mark_used counted for it is taken back, and the bits of optics no
+ * operand reads any more are cleared. */
+static void unmark_used(ps *P, int optic)
+{
+    const op_optic *o = &P->s->optics[optic];
+    P->uses[optic]--;
+    if (!o->source_is_root)
+        P->uses[o->base]--;
+    P->used = 0;
+    memset(P->usedx, 0, sizeof P->usedx);
+    for (int i = 0; i < P->s->noptics; i++)
+        if (P->uses[i] > 0) {
+            P->used |= 1ull << (i < 63 ? i : 63);
+            P->usedx[i / 64] |= 1ull << (i % 64);
+        }
 }
 
 /* |a| against |b|, two integers in decimal without leading zeros or sign:
@@ -893,6 +914,15 @@ static const char *op_text(int type)
     }
 }
 
+/* Whether w, an optic's name alone, also names a case of the enum e (a
+ * path) and cannot be compared with it as an optic (another type). */
+static bool case_named_as_optic(ps *P, const operand *e, const operand *w)
+{
+    return e->what == X_PATH && cls_of(e) == RC_ENUM && w->what == X_PATH &&
+           w->path.nsteps == 0 && (cls_of(w) != RC_ENUM || strcmp(e->type, w->type) != 0) &&
+           case_of(e, P->t + w->at, w->end - w->at) >= 0;
+}
+
 static int compile_cmp(ps *P, operand *L, int op, operand *R)
 {
     char b1[200], b2[200], b3[200];
@@ -900,6 +930,13 @@ static int compile_cmp(ps *P, operand *L, int op, operand *R)
         return unknown_optic(P, L);
     if (R->what == X_WORD && L->what != X_PATH)
         return unknown_optic(P, R);
+    /* an enum's case named as an optic, alone on one side, against that
+     * enum: the case (the optic's values could not be compared with it) */
+    operand *W = case_named_as_optic(P, L, R) ? R : case_named_as_optic(P, R, L) ? L : NULL;
+    if (W != NULL) {
+        unmark_used(P, W->path.optic);
+        W->what = X_WORD;
+    }
     if (check_value(P, L) < 0 || check_value(P, R) < 0)
         return -1;
     if (op != T_EQ && op != T_NE) {
@@ -916,6 +953,11 @@ static int compile_cmp(ps *P, operand *L, int op, operand *R)
     if (T == R)
         mask = mirror(mask);
     int cls = cls_of(T);
+    /* true or false against an enum that has such a case: that case (an
+     * enum is never compared with a bool) */
+    if (O->what == X_BOOL && cls == RC_ENUM && T->what == X_PATH &&
+        case_of(T, P->t + O->at, O->end - O->at) >= 0)
+        O->what = X_WORD;
     if (O->what == X_WORD) {
         if (cls != RC_ENUM)
             return fail(P, O->at, "expected %s (to compare with %s), found %s",
