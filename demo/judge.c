@@ -138,8 +138,11 @@ int cmd_judge(int argc, char **argv)
         return 2;
 
     char err[1024];
-    po_policy policy;
-    if (!rd_policy(&choice, &policy, err, sizeof err)) {
+    /* --print judges nothing: the default rules are not loaded for it
+     * (they may name optics another schema lacks); rules given are */
+    po_policy policy = {0};
+    bool given = choice.rules != NULL || choice.where != NULL || choice.policy != NULL;
+    if ((print == NULL || given) && !rd_policy(&choice, &policy, err, sizeof err)) {
         fprintf(stderr, "triage-demo judge: %s\n", err);
         return 2;
     }
