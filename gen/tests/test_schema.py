@@ -1020,6 +1020,20 @@ class CommandLine(unittest.TestCase):
             self.assertEqual(run_trgen(sch, out).returncode, 1)
             self.assertEqual(set(os.listdir(out)), left)
 
+    def test_optics_bound(self):
+        """At most MAX_OPTICS optics, the bound the rules engine has."""
+        from trgen.schema import MAX_OPTICS
+        with open(os.path.join(ROOT, "runtime", "rules.h"), encoding="utf-8") as f:
+            self.assertRegex(f.read(), rf"#define RU_MAX_OPTICS {MAX_OPTICS}\b")
+        fields = [f"    f{i}: i32" for i in range(MAX_OPTICS + 1)]
+        optics = [f"optic o{i} = R.f{i}" for i in range(MAX_OPTICS + 1)]
+        parse(lines("root R", "record R {", *fields, "}", *optics[:MAX_OPTICS]), F)
+        with self.assertRaises(SchemaError) as cm:
+            parse(lines("root R", "record R {", *fields, "}", *optics), F)
+        self.assertEqual(str(cm.exception),
+                         f"t.schema:{MAX_OPTICS + 5 + MAX_OPTICS}:7: error: more than "
+                         f"{MAX_OPTICS} optics ({MAX_OPTICS + 1}): rules read at most {MAX_OPTICS}")
+
     def test_version(self):
         r = run_trgen("--version")
         self.assertEqual((r.returncode, r.stdout, r.stderr), (0, f"triage-gen {VERSION}\n", ""))

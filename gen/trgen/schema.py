@@ -19,6 +19,9 @@ SCALARS = ("i32", "i64", "f64", "bool", "string")
 KEYWORDS = ("record", "union", "enum", "root", "optic", "tag", "optional", "list", "map", "raw")
 # The rule language's literals (runtime/rules.c): no optic may be named so.
 RULE_LITERALS = ("true", "false")
+# The most optics a schema may declare: what rules read (runtime/rules.h
+# RU_MAX_OPTICS; a gen test checks the two agree).
+MAX_OPTICS = 256
 
 INT_RANGE = {"i32": (-(2**31), 2**31 - 1), "i64": (-(2**63), 2**63 - 1)}
 
@@ -526,6 +529,10 @@ class _Checker:
             self.cycles()
         if not self.diags:
             self.optics()
+        if len(s.optics) > MAX_OPTICS:
+            o = s.optics[MAX_OPTICS]
+            self.err(o.pos, f"more than {MAX_OPTICS} optics ({len(s.optics)}): rules read at most "
+                            f"{MAX_OPTICS}")
         if not self.diags:
             from .cnames import check  # the C names, once every name resolves
 
