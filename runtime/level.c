@@ -136,8 +136,8 @@ static inline int match_key(const lv_plan *pl, const uint8_t *p, const uint8_t *
                             const uint8_t **val)
 {
     int x = pl->level_key(p, lim, val);
-    if (x >= 0)
-        return pl->lmap[x] - 1; /* *val past the ':' either way */
+    if (x >= 0) /* *val past the ':' either way; a plan takes no key past LV_LEVEL */
+        return x < LV_LEVEL ? pl->lmap[x] - 1 : -1;
     return x;
 }
 
