@@ -148,7 +148,7 @@ typedef struct {
     size_t npool;
     uint64_t used;
     uint64_t usedx[RU_MAX_OPTICS / 64]; /* the same, bit for bit (no bit stands for others) */
-    uint16_t uses[RU_MAX_OPTICS];       /* how many operands read each (unmark_used) */
+    uint32_t uses[RU_MAX_OPTICS];       /* how many operands read each (unmark_used) */
 } ps;
 
 /* Byte offset -> line and column (characters), 1-based. */
