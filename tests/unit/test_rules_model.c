@@ -1620,7 +1620,7 @@ START_TEST(case_words_that_name_optics_are_cases)
             const js_str *w = &P[p].cases[c];
             int o = op_find(S, w->p, w->n);
             bool literal = (w->n == 4 && memcmp(w->p, "true", 4) == 0) ||
-                       (w->n == 5 && memcmp(w->p, "false", 5) == 0);
+                           (w->n == 5 && memcmp(w->p, "false", 5) == 0);
             if ((o < 0 && !literal) || (o >= 0 && !word_ok(&P[p], w)))
                 continue;
             for (int form = 0; form < 2; form++) {
