@@ -49,19 +49,27 @@
 
 /* ---- a blocking HTTP/2 peer loop */
 
+/* n bytes at p onto fd; false when the peer closed it first. */
+static bool send_all(int fd, const uint8_t *p, size_t n)
+{
+    for (size_t off = 0; off < n;) {
+        ssize_t w = send(fd, p + off, n - off, MSG_NOSIGNAL);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return false;
+        off += (size_t)w;
+    }
+    return true;
+}
+
 static bool peer_send(nghttp2_session *s, int fd)
 {
     const uint8_t *d;
     ssize_t n;
     while ((n = nghttp2_session_mem_send(s, &d)) > 0)
-        for (ssize_t off = 0; off < n;) {
-            ssize_t w = send(fd, d + off, (size_t)(n - off), MSG_NOSIGNAL);
-            if (w < 0 && errno == EINTR)
-                continue;
-            if (w < 0)
-                return false;
-            off += w;
-        }
+        if (!send_all(fd, d, (size_t)n))
+            return false;
     return n == 0;
 }
 
@@ -178,15 +186,22 @@ static int echo_close(nghttp2_session *s, int32_t sid, uint32_t code, void *ud)
     return 0;
 }
 
-static void *echo_main(void *arg)
+/* The echo server's callbacks (the caller deletes them). */
+static nghttp2_session_callbacks *echo_callbacks(void)
 {
-    int lfd = *(int *)arg;
     nghttp2_session_callbacks *cb;
     nghttp2_session_callbacks_new(&cb);
     nghttp2_session_callbacks_set_on_begin_headers_callback(cb, echo_begin);
     nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cb, echo_data);
     nghttp2_session_callbacks_set_on_frame_recv_callback(cb, echo_frame);
     nghttp2_session_callbacks_set_on_stream_close_callback(cb, echo_close);
+    return cb;
+}
+
+static void *echo_main(void *arg)
+{
+    int lfd = *(int *)arg;
+    nghttp2_session_callbacks *cb = echo_callbacks();
     for (;;) {
         int fd = accept(lfd, NULL, NULL);
         if (fd < 0 && (errno == EINTR || errno == EMFILE || errno == ENFILE)) {
@@ -437,14 +452,20 @@ static void client_open(client *cl, const char *addr)
     client_open_with(cl, addr, NULL);
 }
 
-/* The calls, all at once on cl's connection; each ends. */
-static void client_calls(client *cl, call *calls, int n)
+/* The calls, all at once on cl's connection (not yet sent). */
+static void client_submit(client *cl, call *calls, int n)
 {
     cl->open = n;
     for (int i = 0; i < n; i++) {
         snprintf(calls[i].st.status, sizeof calls[i].st.status, "-");
         REQUIRE(hc_submit(cl->s, "/t.T/Echo", "t", &calls[i].req, &calls[i]) > 0);
     }
+}
+
+/* The calls, all at once on cl's connection; each ends. */
+static void client_calls(client *cl, call *calls, int n)
+{
+    client_submit(cl, calls, n);
     while (cl->open > 0)
         REQUIREF(peer_round(cl->s, cl->fd, T_MS), "calls did not end (%d open)", cl->open);
 }
@@ -639,6 +660,23 @@ START_TEST(messages_cut_by_frames_are_placed_not_copied)
 }
 END_TEST
 
+/* All that session s has to send, into out (cap); their count. s is
+ * deleted. */
+static size_t session_bytes(nghttp2_session *s, uint8_t *out, size_t cap)
+{
+    size_t n = 0;
+    const uint8_t *d;
+    ssize_t k;
+    while ((k = nghttp2_session_mem_send(s, &d)) > 0) {
+        REQUIRE((size_t)k <= cap - n);
+        memcpy(out + n, d, (size_t)k);
+        n += (size_t)k;
+    }
+    REQUIRE(k == 0);
+    nghttp2_session_del(s);
+    return n;
+}
+
 /* What a client session writes for two calls on one connection, the
  * preface first: the mixed messages in DATA frames of 3 bytes, and twenty
  * messages of 1000 bytes in frames of 4096 (cut inside messages, so the
@@ -654,16 +692,8 @@ static size_t record_client(uint8_t *out, size_t cap, hc_body *small, hc_body *b
     nghttp2_submit_settings(s, NGHTTP2_FLAG_NONE, NULL, 0);
     REQUIRE(hc_submit(s, "/t.T/Echo", "t", small, NULL) > 0);
     REQUIRE(hc_submit(s, "/t.T/Echo", "t", big, NULL) > 0);
-    size_t n = 0;
-    const uint8_t *d;
-    ssize_t k;
-    while ((k = nghttp2_session_mem_send(s, &d)) > 0) {
-        REQUIRE((size_t)k <= cap - n);
-        memcpy(out + n, d, (size_t)k);
-        n += (size_t)k;
-    }
-    REQUIRE(k == 0 && small->sent == small->len && big->sent == big->len);
-    nghttp2_session_del(s);
+    size_t n = session_bytes(s, out, cap);
+    REQUIRE(small->sent == small->len && big->sent == big->len);
     return n;
 }
 
@@ -701,14 +731,7 @@ static bool hostile_connection(const char *addr, const uint8_t *p, size_t n)
     char err[NET_ERR_LEN];
     int fd = net_connect(addr, err, sizeof err);
     REQUIREF(fd >= 0, "%s", err);
-    for (size_t off = 0; off < n;) {
-        ssize_t w = send(fd, p + off, n - off, MSG_NOSIGNAL);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            break; /* the proxy closed it already */
-        off += (size_t)w;
-    }
+    send_all(fd, p, n); /* false: the proxy closed it already */
     bool closed = read_until_closed(fd, 30, clk_now_ns() + 2000000000ull);
     if (!closed) {
         shutdown(fd, SHUT_WR);
@@ -733,7 +756,8 @@ static size_t damage(rng_state *g, const uint8_t *src, size_t n, uint8_t *dst, s
         size_t len = 1 + (size_t)rng_below(g, 16);
         if (len > m - at)
             len = m - at;
-        switch (rng_below(g, 6)) {
+        uint64_t how = rng_below(g, 6);
+        switch (how) {
         case 0:
             dst[at] = (uint8_t)rng_next(g);
             break;
@@ -744,16 +768,11 @@ static size_t damage(rng_state *g, const uint8_t *src, size_t n, uint8_t *dst, s
             memmove(dst + at, dst + at + len, m - at - len);
             m -= len;
             break;
-        case 3:
+        case 3: /* repeated */
+        case 4: /* random bytes inserted */
             if (m + len <= cap) {
                 memmove(dst + at + len, dst + at, m - at);
-                m += len;
-            }
-            break;
-        case 4:
-            if (m + len <= cap) {
-                memmove(dst + at + len, dst + at, m - at);
-                for (size_t i = 0; i < len; i++)
+                for (size_t i = 0; i < len && how == 4; i++)
                     dst[at + i] = (uint8_t)rng_next(g);
                 m += len;
             }
@@ -824,28 +843,13 @@ static const uint64_t resp_seed = 20261204;
 /* The echo server's bytes for a client's (n at from), into out (cap). */
 static size_t record_server(const uint8_t *from, size_t n, uint8_t *out, size_t cap)
 {
-    nghttp2_session_callbacks *cb;
-    nghttp2_session_callbacks_new(&cb);
-    nghttp2_session_callbacks_set_on_begin_headers_callback(cb, echo_begin);
-    nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cb, echo_data);
-    nghttp2_session_callbacks_set_on_frame_recv_callback(cb, echo_frame);
-    nghttp2_session_callbacks_set_on_stream_close_callback(cb, echo_close);
+    nghttp2_session_callbacks *cb = echo_callbacks();
     nghttp2_session *s;
     nghttp2_session_server_new(&s, cb, NULL);
     nghttp2_session_callbacks_del(cb);
     nghttp2_submit_settings(s, NGHTTP2_FLAG_NONE, NULL, 0);
     REQUIRE(nghttp2_session_mem_recv(s, from, n) == (ssize_t)n);
-    size_t m = 0;
-    const uint8_t *d;
-    ssize_t k;
-    while ((k = nghttp2_session_mem_send(s, &d)) > 0) {
-        REQUIRE((size_t)k <= cap - m);
-        memcpy(out + m, d, (size_t)k);
-        m += (size_t)k;
-    }
-    REQUIRE(k == 0);
-    nghttp2_session_del(s);
-    return m;
+    return session_bytes(s, out, cap);
 }
 
 /* The server: on each connection the proxy opens, it reads until the
@@ -868,14 +872,7 @@ static void *damaged_server_main(void *arg)
         size_t m = resp_damage ? damage(&g, resp_good, resp_good_n, bad, sizeof bad, 0)
                                : resp_good_n;
         const uint8_t *p = resp_damage ? bad : resp_good;
-        for (size_t off = 0; off < m;) {
-            ssize_t w = send(fd, p + off, m - off, MSG_NOSIGNAL);
-            if (w < 0 && errno == EINTR)
-                continue;
-            if (w <= 0)
-                break;
-            off += (size_t)w;
-        }
+        send_all(fd, p, m);
         shutdown(fd, SHUT_WR);
         read_until_closed(fd, 2000, clk_now_ns() + 2000000000ull);
         close(fd);
@@ -892,11 +889,7 @@ static bool two_calls_end(const char *addr, call c[2], hc_body a, hc_body b)
     client_open(&cl, addr);
     c[0] = (call){.req = a};
     c[1] = (call){.req = b};
-    cl.open = 2;
-    for (int i = 0; i < 2; i++) {
-        snprintf(c[i].st.status, sizeof c[i].st.status, "-");
-        REQUIRE(hc_submit(cl.s, "/t.T/Echo", "t", &c[i].req, &c[i]) > 0);
-    }
+    client_submit(&cl, c, 2);
     uint64_t until = clk_now_ns() + 5000000000ull;
     bool closed = false;
     while (cl.open > 0 && !closed && clk_now_ns() < until) {
