@@ -914,13 +914,18 @@ static const char *op_text(int type)
     }
 }
 
-/* Whether w, an optic's name alone, also names a case of the enum e (a
- * path) and cannot be compared with it as an optic (another type). */
-static bool case_named_as_optic(ps *P, const operand *e, const operand *w)
+/* Whether w, a bare word the parser took for true or false or for an
+ * optic's name alone, names a case of the enum e (a path) and cannot be
+ * compared with it as what it was taken for (an enum is no bool; an optic
+ * of another type). */
+static bool case_word(ps *P, const operand *e, const operand *w)
 {
-    return e->what == X_PATH && cls_of(e) == RC_ENUM && w->what == X_PATH &&
-           w->path.nsteps == 0 && (cls_of(w) != RC_ENUM || strcmp(e->type, w->type) != 0) &&
-           case_of(e, P->t + w->at, w->end - w->at) >= 0;
+    if (e->what != X_PATH || cls_of(e) != RC_ENUM)
+        return false;
+    bool word = w->what == X_BOOL ||
+                (w->what == X_PATH && w->path.nsteps == 0 &&
+                 (cls_of(w) != RC_ENUM || strcmp(e->type, w->type) != 0));
+    return word && case_of(e, P->t + w->at, w->end - w->at) >= 0;
 }
 
 static int compile_cmp(ps *P, operand *L, int op, operand *R)
@@ -930,11 +935,12 @@ static int compile_cmp(ps *P, operand *L, int op, operand *R)
         return unknown_optic(P, L);
     if (R->what == X_WORD && L->what != X_PATH)
         return unknown_optic(P, R);
-    /* an enum's case named as an optic, alone on one side, against that
-     * enum: the case (the optic's values could not be compared with it) */
-    operand *W = case_named_as_optic(P, L, R) ? R : case_named_as_optic(P, R, L) ? L : NULL;
+    /* an enum's case spelled as true, false or an optic's name, alone on
+     * one side, against that enum: the case */
+    operand *W = case_word(P, L, R) ? R : case_word(P, R, L) ? L : NULL;
     if (W != NULL) {
-        unmark_used(P, W->path.optic);
+        if (W->what == X_PATH)
+            unmark_used(P, W->path.optic);
         W->what = X_WORD;
     }
     if (check_value(P, L) < 0 || check_value(P, R) < 0)
@@ -953,11 +959,6 @@ static int compile_cmp(ps *P, operand *L, int op, operand *R)
     if (T == R)
         mask = mirror(mask);
     int cls = cls_of(T);
-    /* true or false against an enum that has such a case: that case (an
-     * enum is never compared with a bool) */
-    if (O->what == X_BOOL && cls == RC_ENUM && T->what == X_PATH &&
-        case_of(T, P->t + O->at, O->end - O->at) >= 0)
-        O->what = X_WORD;
     if (O->what == X_WORD) {
         if (cls != RC_ENUM)
             return fail(P, O->at, "expected %s (to compare with %s), found %s",

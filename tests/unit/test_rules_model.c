@@ -543,11 +543,8 @@ static bool word_ok(const path_t *p, const js_str *c)
     if (o < 0)
         return true;
     const op_optic *x = &S->optics[o];
-    bool readable = x->source_is_root ||
-                    (x->base >= 0 && x->base < S->noptics && S->optics[x->base].source_is_root &&
-                     S->optics[x->base].kind == OP_RAW);
     bool same = (x->kind == OP_ENUM || x->kind == OP_TAG) && strcmp(x->focus, p->focus) == 0;
-    return readable && !same;
+    return op_from_message(S, o) && !same;
 }
 
 static lit gen_enum(rg_rng *rg, const path_t *p)
