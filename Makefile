@@ -58,6 +58,18 @@ endif
 
 # The optic scanners: one .re per optic, listed by the generator.
 -include $(GEN)/optics.mk
+# Whether the schema declares the demo's model (scripts/demo_model.py: the
+# same types as tests/support/demo/issue.schema, and its optics among
+# others). The suites, bench rows, harnesses and example written for the
+# demo's names and messages are built and run only then; any schema builds
+# and runs the rest (GENERIC_TESTS, MODEL_TESTS, the model's harnesses).
+DEMO_REF := tests/support/demo/issue.schema
+-include $(GEN)/demo.mk
+$(GEN)/demo.mk: $(SCHEMA) $(DEMO_REF) scripts/demo_model.py
+	@mkdir -p $(@D)
+	$(Q)$(PYTHON) scripts/demo_model.py $(SCHEMA) $(DEMO_REF) > $@.tmp && mv $@.tmp $@
+# The recipe of a target written for the demo, with another schema.
+demo_skip = @echo "$@: left out: $(SCHEMA) does not declare the demo's model (scripts/demo_model.py)"
 SCAN_NAMES := $(OPTICS:%=tr_scan_%)
 GEN_NAMES := tr_model tr_encode tr_decode tr_validate tr_random tr_optics_model tr_levels \
              $(GEN_EXTRA) $(SCAN_NAMES)
@@ -67,8 +79,17 @@ GEN_STAMP := $(GEN)/.stamp
 RUNTIME_SRC := $(sort $(wildcard runtime/*.c))
 FILTER_SRC := $(sort $(wildcard filter/*.c))
 DEMO_SRC := $(sort $(wildcard demo/*.c))
-TEST_SRC := $(sort $(wildcard tests/unit/test_*.c))
-BENCH_SRC := $(sort $(wildcard bench/*.c))
+# The suites of the runtime alone (no generated header, no demo name), and
+# the generic suites (MODEL_TESTS): with a schema other than the demo's,
+# these are the unit suites.
+GENERIC_TESTS := test_frames test_h2proxy test_json test_net test_ringbuf test_tally \
+                 test_model test_level test_rules_model
+TEST_SRC := $(if $(DEMO_MODEL),$(sort $(wildcard tests/unit/test_*.c)),$(GENERIC_TESTS:%=tests/unit/%.c))
+# The benchmark of the peers times the demo's messages (bench/peers*.c):
+# with another schema, triage-bench has the others (bench/triage.c leaves out
+# its rows written for the demo's names: -DTR_DEMO_MODEL, BENCH_DEFS).
+BENCH_SRC := $(if $(DEMO_MODEL),$(sort $(wildcard bench/*.c)),$(filter-out bench/peers%,$(sort \
+               $(wildcard bench/*.c))))
 
 # The runtime includes no generated header, so the builds of other schemas
 # (test-models) link the runtime objects of the build with the same flags
@@ -92,11 +113,11 @@ BENCH_OBJ := $(BENCH_SRC:bench/%.c=$(BUILD)/obj/bench/%.o)
 # lacks is left out of the figures. simdjson is C++: compiled with the C++
 # compiler matching $(CC), and then the link goes through it too.
 BENCH_CXX ?= $(if $(findstring clang,$(CC)),clang++,g++)
-BENCH_DEFS :=
+BENCH_DEFS := $(if $(DEMO_MODEL),-DTR_DEMO_MODEL)
 BENCH_LIBS :=
 BENCH_CXX_OBJ :=
 BENCH_LD := $(CC)
-ifneq ($(shell pkg-config --exists simdjson && command -v $(BENCH_CXX) && echo yes),)
+ifneq ($(and $(DEMO_MODEL),$(shell pkg-config --exists simdjson && command -v $(BENCH_CXX) && echo yes)),)
 BENCH_DEFS += -DTR_HAVE_SIMDJSON
 BENCH_CXX_OBJ := $(BUILD)/obj/bench/peers_simdjson.o
 BENCH_LIBS += $(shell pkg-config --libs simdjson)
@@ -254,6 +275,7 @@ $(RT_BUILD)/obj/tests/support/%.o: tests/support/%.c
 # replay inputs through them call: tests/fuzz, below).
 SUPPORT_LIB := $(RT_BUILD)/tests/libsupport.a
 SUPPORT_DEMO_LIB := $(BUILD)/tests/libsupport_demo.a
+SUPPORT_DEMO_LINK := $(if $(DEMO_MODEL),$(SUPPORT_DEMO_LIB))
 $(SUPPORT_LIB): $(SUPPORT_OBJ)
 $(SUPPORT_DEMO_LIB): $(SUPPORT_DEMO_OBJ)
 $(SUPPORT_LIB) $(SUPPORT_DEMO_LIB):
@@ -261,10 +283,10 @@ $(SUPPORT_LIB) $(SUPPORT_DEMO_LIB):
 	$(call say,AR,$@)
 	$(Q)rm -f $@ && $(AR) rcs $@ $^
 
-$(BUILD)/tests/%: tests/unit/%.c $(SUPPORT_DEMO_LIB) $(SUPPORT_LIB) $(SHARED_OBJ)
+$(BUILD)/tests/%: tests/unit/%.c $(SUPPORT_DEMO_LINK) $(SUPPORT_LIB) $(SHARED_OBJ)
 	@mkdir -p $(@D)
 	$(call say,CC,$@)
-	$(Q)$(CC) $(CFLAGS) $(FILTER_INC) $(TEST_CFLAGS) $< $(SUPPORT_DEMO_LIB) $(SUPPORT_LIB) \
+	$(Q)$(CC) $(CFLAGS) $(FILTER_INC) $(TEST_CFLAGS) $< $(SUPPORT_DEMO_LINK) $(SUPPORT_LIB) \
 	  $(SHARED_OBJ) -o $@ $(LDFLAGS) $(CHECK_LIBS) $(LDLIBS)
 
 # test_rules_compiled: the rules files of tests/rules, and one too large to
@@ -382,7 +404,7 @@ UNIT_TIMEOUT ?= 1200
 # listed first, so that they start first.
 UNIT_FIRST := test_optics_corruptions test_decode e2e test_optics_messages test_optics_prefixes \
               test_oracle test_optics_threats test_jsonvalid
-UNIT_NAMES := $(TEST_BIN:$(BUILD)/tests/%=%) e2e e2e_reliability
+UNIT_NAMES := $(TEST_BIN:$(BUILD)/tests/%=%) $(if $(DEMO_MODEL),e2e e2e_reliability)
 UNIT_RUNS := $(addprefix unit-,$(foreach n,$(UNIT_FIRST),$(filter $(n),$(UNIT_NAMES))) \
              $(filter-out $(UNIT_FIRST),$(UNIT_NAMES)))
 .PHONY: $(UNIT_RUNS)
@@ -468,7 +490,7 @@ test:
 .PHONY: test-build test-unit-build test-build-plain test-build-san
 test-unit-build: deps $(BUILD)/triage-demo $(TEST_BIN)
 
-test-build: test-build-plain test-build-san fuzz-build models-build
+test-build: test-build-plain test-build-san fuzz-build models-build models-whole
 test-build-plain: all test-unit-build $(BUILD)/tests/rawclient
 test-build-san: deps
 	+$(san_make) test-unit-build $(SAN_BUILD)/tests/rawclient
@@ -501,9 +523,23 @@ model_make = $(MAKE) --no-print-directory SCHEMA=tests/models/$(1).schema BUILD=
 # otherwise compile the runtime into the fuzz build at MODEL_OPT, where a
 # later fuzz-build finds it up to date (its harnesses then ran at a third
 # of their speed).
-test-models: models-build
+test-models: models-build models-whole
 	@set -e; for n in $(MODEL_NAMES); do echo "== schema tests/models/$$n.schema"; \
-	  $(call model_make,$$n) model-check; done
+	  $(call model_make,$$n) model-check; \
+	  echo "== schema tests/models/$$n.schema: its programs (tests/models/demo.sh)"; \
+	  tests/models/demo.sh build/models/$$n/whole; done
+
+# Every schema also built whole, as a user who made it schema/issue.schema
+# would (triage-demo and triage-bench, with gcc, unoptimised: any schema
+# builds and runs), into build/models/<name>/whole; test-models then runs
+# its commands (tests/models/demo.sh). One after another: they share the
+# runtime's objects (compiled once, in MODEL_WHOLE_RT).
+MODEL_WHOLE_RT := build/models/runtime
+.PHONY: models-whole
+models-whole: deps
+	+@set -e; for n in $(MODEL_NAMES); do $(MAKE) --no-print-directory \
+	  SCHEMA=tests/models/$$n.schema BUILD=build/models/$$n/whole RT_BUILD=$(MODEL_WHOLE_RT) \
+	  OPT=-O0 DEBUG= all; done
 
 # Every schema built, side by side (make -j), after the fuzz build: they link
 # its runtime, tests/support and generic suites' objects (fuzz-bins makes
@@ -587,7 +623,7 @@ fuzz_seeds = $(if $(filter scan_every,$1),$(OPTICS:%=$(FUZZ_DIR)/seeds/scan_%),$
 FUZZ_ARGS = -max_len=$(FUZZ_MAX_LEN) -artifact_prefix=$(FUZZ_DIR)/artifacts/$*- \
   -dict=tests/fuzz/message.dict -print_final_stats=1
 
-.PHONY: fuzz fuzz-smoke fuzz-build fuzz-bins fuzz-big
+.PHONY: fuzz fuzz-smoke fuzz-build fuzz-bins fuzz-bins-model fuzz-big
 
 
 # Inside the clang sub-make (BUILD=build/fuzz); also what the builds of the
@@ -597,8 +633,11 @@ fuzz-bins: $(BUILD)/bin/mkcorpus $(BUILD)/bin/seeds $(FUZZ_LINKS:%=$(BUILD)/bin/
 
 # The same for a schema the demo does not run on (MODEL_ONLY=1): the model
 # and scan_<optic> harnesses alone, linked with the runtime and the
-# generated code only.
+# generated code only. fuzz-bins-model: what fuzz-build makes so when the
+# schema itself is not the demo's (fuzz-smoke runs those harnesses alone).
 model-fuzz-bins: $(BUILD)/bin/seeds $(MODEL_LINKS:%=$(BUILD)/bin/fuzz_%)
+fuzz-bins-model: model-fuzz-bins $(SUPPORT_LIB) \
+  $(MODEL_TESTS:$(BUILD)/tests/%=$(RT_BUILD)/obj/tests/unit/%.o)
 FUZZ_INC = $(if $(MODEL_ONLY),$(GEN_INC),$(FILTER_INC))
 FUZZ_DEFS = $(if $(MODEL_ONLY),-DFZ_MODEL_ONLY)
 
@@ -641,16 +680,17 @@ $(BUILD)/bin/mkcorpus: tests/fuzz/corpus.c $(MODEL_OBJ)
 # The seeds are cut from what the gcc build's triage-demo generates.
 fuzz-build: deps $(BUILD)/triage-demo
 	$(MAKE) BUILD=$(FUZZ_DIR) OPT=-O1 DEBUG=-gline-tables-only CC=$(FUZZ_CC) SANFLAGS="$(FUZZ_SAN)" \
-	  fuzz-bins
+	  $(if $(DEMO_MODEL),fuzz-bins,MODEL_ONLY=1 fuzz-bins-model)
 	rm -rf $(FUZZ_DIR)/seeds
 	ASAN_OPTIONS=detect_leaks=0 $(FUZZ_DIR)/bin/seeds $(FUZZ_DIR)/seeds
 	mkdir -p $(FUZZ_DIR)/seeds/rules && cp schema/default.rules $(FUZZ_DIR)/seeds/rules/
-	{ $(BUILD)/triage-demo gen --count 48 --size 3 && \
+	if [ -n "$(DEMO_MODEL)" ]; then { $(BUILD)/triage-demo gen --count 48 --size 3 && \
 	  $(BUILD)/triage-demo gen --count 16 --size 7 --seed 2 --layout first; } | \
-	  ASAN_OPTIONS=detect_leaks=0 $(FUZZ_DIR)/bin/mkcorpus $(FUZZ_DIR)/seeds
+	  ASAN_OPTIONS=detect_leaks=0 $(FUZZ_DIR)/bin/mkcorpus $(FUZZ_DIR)/seeds; fi
 
 fuzz: fuzz-build
-	$(MAKE) -k --no-print-directory $(FUZZ_NAMES:%=fuzz-run-%)
+	$(MAKE) -k --no-print-directory \
+	  $(patsubst %,fuzz-run-%,$(if $(DEMO_MODEL),$(FUZZ_NAMES),$(MODEL_FUZZ)))
 
 # Big inputs: 1 MiB messages, and an input slower than 5 s is a finding
 # (make fuzz-big [FUZZ_BIG_SECONDS=N]).
@@ -664,7 +704,8 @@ fuzz-big: fuzz-build
 	  fuzz-run-decode fuzz-run-validate
 
 fuzz-smoke: fuzz-build
-	$(MAKE) -k --no-print-directory $(SMOKE_NAMES:%=fuzz-smoke-%)
+	$(MAKE) -k --no-print-directory \
+	  $(patsubst %,fuzz-smoke-%,$(if $(DEMO_MODEL),$(SMOKE_NAMES),$(MODEL_SMOKE)))
 
 fuzz-run-%:
 	@mkdir -p $(FUZZ_DIR)/corpus/$* $(FUZZ_DIR)/artifacts $(FUZZ_DIR)/logs
