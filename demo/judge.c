@@ -95,7 +95,7 @@ static void print_values(ru_subject *rd, const int *optics, int n, char *buf, si
     putchar('\n');
 }
 
-#define PRINT_MAX 64
+#define PRINT_MAX RU_MAX_OPTICS /* as many as a schema may declare */
 
 int cmd_judge(int argc, char **argv)
 {

@@ -508,10 +508,11 @@ static void report_text(const result *r, const run_opts *o)
         printf("  downstream received %llu messages (%llu kept); it only counts them (relay)\n",
                (unsigned long long)r->ds_received, (unsigned long long)tl_kept(&r->t));
     else
-        printf("  downstream received %llu messages (%llu kept); %llu decode as issues, "
+        printf("  downstream received %llu messages (%llu kept); %llu decode as %s, "
                "and the policy keeps %llu of them\n",
                (unsigned long long)r->ds_received, (unsigned long long)tl_kept(&r->t),
-               (unsigned long long)r->ds_decoded, (unsigned long long)r->ds_kept);
+               (unsigned long long)r->ds_decoded, tr_schema.types[tr_schema.root].name,
+               (unsigned long long)r->ds_kept);
     if (r->up_known)
         printf("  upstream: %llu distinct messages (%.1f MB of frames)%s; its max RSS "
                "%.1f MB, which does not grow with N\n",
@@ -744,6 +745,9 @@ int cmd_run(int argc, char **argv)
     if (bad || !svc_policy("run", &o.choice, &policy))
         return 2;
     po_free(&policy); /* checked here; the filter and the downstream load their own */
+    if (o.choice.rules == NULL && o.choice.where == NULL && o.choice.policy == NULL &&
+        rd_defaults_replaced())
+        o.choice.where = "true"; /* what they stand for, said once (above) */
     o.progress = isatty(STDERR_FILENO);
     if (warmup == UINT64_MAX) {
         warmup = count / 10;

@@ -1,6 +1,8 @@
 /* reader.c: rules through the optics reader or the decode reader. */
 #include "reader.h"
 
+#include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,6 +36,32 @@ const char *rd_type_name(rd_type t)
     return (unsigned)t < 3 ? type_names[t] : "?";
 }
 
+/* The default rules, built in. They are written for a schema's optics: with
+ * a schema they do not fit (the file of another schema, one whose optics
+ * were renamed), every message is kept instead (the rule `keep true`) and
+ * the program says so on stderr, once, with why they do not fit, so that a
+ * new schema builds and runs before its rules are written. */
+static atomic_bool defaults_replaced;
+
+bool rd_defaults_replaced(void) { return atomic_load(&defaults_replaced); }
+
+static bool default_rules(po_policy *out, char *err, size_t errlen)
+{
+    if (po_rules(tr_default_rules, tr_default_rules_len, tr_default_rules_path, &tr_schema, out,
+                 err, errlen))
+        return true;
+    atomic_store(&defaults_replaced, true);
+    static atomic_flag said = ATOMIC_FLAG_INIT;
+    if (!atomic_flag_test_and_set(&said))
+        fprintf(stderr,
+                "warning: the default rules do not fit the schema %s: %s\n"
+                "warning: every message is kept (keep true) until they do: write rules over "
+                "this schema's optics into %s and build again, or give --rules FILE or "
+                "--where EXPR\n",
+                tr_schema.schema, err, tr_default_rules_path);
+    return po_where("true", "the default rules", &tr_schema, out, err, errlen);
+}
+
 bool rd_policy(const rd_choice *c, po_policy *out, char *err, size_t errlen)
 {
     int given = (c->rules != NULL) + (c->where != NULL) + (c->policy != NULL);
@@ -49,8 +77,7 @@ bool rd_policy(const rd_choice *c, po_policy *out, char *err, size_t errlen)
     else if (c->policy != NULL)
         ok = jp_load(c->policy, &tr_schema, out, err, errlen);
     else
-        ok = po_rules(tr_default_rules, tr_default_rules_len, tr_default_rules_path, &tr_schema,
-                      out, err, errlen);
+        ok = default_rules(out, err, errlen);
     /* the default rules run as C, given or not (a file of the same text) */
     if (ok && !c->interpret)
         (void)po_compiled(out, &tr_default_compiled);

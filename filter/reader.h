@@ -53,6 +53,11 @@ typedef struct {
 __attribute__((warn_unused_result)) bool rd_policy(const rd_choice *c, po_policy *out, char *err,
                                                    size_t errlen);
 
+/* Whether rd_policy, given no rules, found that the built-in default rules
+ * do not fit tr_schema (written for another schema) and loaded `keep true`
+ * instead, saying so on stderr (once a process). */
+bool rd_defaults_replaced(void);
+
 /* The tally's rows: the names of the cases of the schema's kind optic
  * (op_schema.kind), at most max of them; how many (0: the schema has none). */
 int rd_kinds(const char **names, int max);
