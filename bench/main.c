@@ -14,8 +14,10 @@ static const struct {
 } benches[] = {
     {"triage", bench_triage, "one message from bytes to verdict: decode, optics, detail"},
     {"stream", bench_stream, "the filter's pipe in memory: 256 KiB pieces split, judged, gathered"},
+#ifdef TR_DEMO_MODEL /* written for the demo's schema (the Makefile: DEMO_MODEL) */
     {"peers", bench_peers, "ours against simdjson, jsmn, cJSON, jq, memchr, memcpy (size 7)"},
     {"sweep", bench_sweep, "the same readers over message sizes 2, 7, 15, 40"},
+#endif
     {"grpc", bench_grpc, "gRPC over HTTP/2 through triage-demo proxy's engine: 1, 8, 64 streams"},
     {"grpc-scale", bench_grpc_scale, "the proxy's workers 1..cores, 1-256 streams, added latency"},
     {"grpc-haproxy", bench_grpc_haproxy, "calls through HAProxy to 0-3 proxy processes"},

@@ -34,7 +34,13 @@
  *                  should cost the same (late layout only)
  *
  * Before timing, every message's verdict from optics, at each verify
- * level, must equal decode's: a reader that disagrees fails the benchmark. */
+ * level, must equal decode's: a reader that disagrees fails the benchmark.
+ *
+ * With a schema other than the demo's (the Makefile's DEMO_MODEL empty), the
+ * rows written for the demo's names are left out (detail, direct,
+ * json-onepass, schema-validate, the flood rows, and root-shared/-alone,
+ * whose rules name its optics); the others time that schema's messages by
+ * its default rules. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -45,7 +51,9 @@
 #include "verify.h"
 #include "skip.h"
 #include "jsonvalid.h"
+#ifdef TR_DEMO_MODEL
 #include "flood.h"
+#endif
 
 #define POOL 256
 #define ARENA (16u << 20)
@@ -55,8 +63,10 @@ typedef struct {
     po_policy policy;
     po_policy interp;     /* the same rules, interpreted */
     rd_reader *rd;
+#ifdef TR_DEMO_MODEL
     ar_arena arena;
     tr_Issue issue;
+#endif
     vf_checker *verify;
     vf_level level;
     gz_inflater inflater;
@@ -76,13 +86,13 @@ static tr_message msg_at(ctx_t *c, size_t i)
     return plain;
 }
 
+/* The decode reader (rd_decode: the schema's root decoded whole into its
+ * arena, reset first), judging by the rules as --reader decode does. */
 static int verdict_decode(ctx_t *c, size_t i)
 {
     tr_message m = msg_at(c, i);
-    ar_reset(&c->arena);
-    if (tr_decode_Issue(m.p, m.n, &c->arena, &c->issue).code != TR_E_OK)
+    if (!rd_decode(c->rd, m))
         return -2;
-    rd_decoded(c->rd, &c->issue);
     int kind;
     return po_judge(&c->policy, &c->rd->ru, &kind) ? kind : -1;
 }
@@ -111,6 +121,10 @@ static int verdict_root(ctx_t *c, size_t i, const ru_rules *r)
 static int verdict_optics(ctx_t *c, size_t i) { return verdict_by(c, i, &c->policy); }
 static int verdict_interp(ctx_t *c, size_t i) { return verdict_by(c, i, &c->interp); }
 
+#ifdef TR_DEMO_MODEL
+/* The rows written for the demo's schema (the Makefile: DEMO_MODEL): its
+ * optics called by name, its validator's views, its flood messages. */
+
 /* schema/default.rules as C, over the scanners: the kind when kept, else -1. */
 static int verdict_direct(ctx_t *c, size_t i)
 {
@@ -138,27 +152,7 @@ static int verdict_direct(ctx_t *c, size_t i)
     return keep ? (int)k : -1;
 }
 
-static void run_decode(void *ctx, size_t i) { bn_sink += (uint64_t)verdict_decode(ctx, i); }
 static void run_direct(void *ctx, size_t i) { bn_sink += (uint64_t)verdict_direct(ctx, i); }
-static void run_root_shared(void *ctx, size_t i)
-{
-    bn_sink += (uint64_t)verdict_root(ctx, i, ((ctx_t *)ctx)->root[0]);
-}
-static void run_root_alone(void *ctx, size_t i)
-{
-    bn_sink += (uint64_t)verdict_root(ctx, i, ((ctx_t *)ctx)->root[1]);
-}
-
-static void run_optics(void *ctx, size_t i) { bn_sink += (uint64_t)verdict_optics(ctx, i); }
-static void run_interp(void *ctx, size_t i) { bn_sink += (uint64_t)verdict_interp(ctx, i); }
-
-static void run_json_validate(void *ctx, size_t i)
-{
-    tr_message m = msg_at(ctx, i);
-    js_ctx c;
-    js_ctx_init(&c, m.p, NULL);
-    bn_sink += js_validate(&c, m.p, m.p + m.n) != NULL;
-}
 
 static void run_json_onepass(void *ctx, size_t i)
 {
@@ -181,6 +175,28 @@ static void run_detail(void *ctx, size_t i)
     tr_view_Detail d;
     if (tr_scan_detail(msg_at(ctx, i), &d))
         bn_sink += d.n;
+}
+#endif
+
+static void run_decode(void *ctx, size_t i) { bn_sink += (uint64_t)verdict_decode(ctx, i); }
+static void run_root_shared(void *ctx, size_t i)
+{
+    bn_sink += (uint64_t)verdict_root(ctx, i, ((ctx_t *)ctx)->root[0]);
+}
+static void run_root_alone(void *ctx, size_t i)
+{
+    bn_sink += (uint64_t)verdict_root(ctx, i, ((ctx_t *)ctx)->root[1]);
+}
+
+static void run_optics(void *ctx, size_t i) { bn_sink += (uint64_t)verdict_optics(ctx, i); }
+static void run_interp(void *ctx, size_t i) { bn_sink += (uint64_t)verdict_interp(ctx, i); }
+
+static void run_json_validate(void *ctx, size_t i)
+{
+    tr_message m = msg_at(ctx, i);
+    js_ctx c;
+    js_ctx_init(&c, m.p, NULL);
+    bn_sink += js_validate(&c, m.p, m.p + m.n) != NULL;
 }
 
 /* Compresses the pool's messages once, before anything is timed. */
@@ -224,6 +240,7 @@ static void report(const bn_opts *o, const char *cse, const char *layout, const 
                r->bytes);
 }
 
+#ifdef TR_DEMO_MODEL
 /* One flood message, decoded whole per call (the bench's one-message pool). */
 typedef struct {
     const uint8_t *p;
@@ -269,6 +286,7 @@ static bool bench_flood(const bn_opts *o, ctx_t *c, double decode_ns)
     free(mem);
     return ok;
 }
+#endif
 
 /* root-shared and root-alone: rules that read two optics from the message's
  * root, the detail (sought, for kind) and severityOf (detail . severity,
@@ -322,13 +340,16 @@ int bench_triage(const bn_opts *o)
         rd_choice none = {0}, interp = {.interpret = true};
         if (c == NULL || mem == NULL || !bn_pool_make(&c->pool, POOL, 7, l == 1) ||
             !rd_policy(&none, &c->policy, err, sizeof err) ||
-            !rd_policy(&interp, &c->interp, err, sizeof err) || (c->rd = rd_new()) == NULL) {
+            !rd_policy(&interp, &c->interp, err, sizeof err) || (c->rd = rd_new()) == NULL ||
+            !rd_decoding(c->rd)) {
             fprintf(stderr, "triage-bench: cannot set up the pool\n");
             free(c);
             free(mem);
             return 1;
         }
+#ifdef TR_DEMO_MODEL
         ar_init(&c->arena, mem, ARENA);
+#endif
         c->verify = vf_new();
         if (c->verify == NULL) {
             fprintf(stderr, "triage-bench: out of memory\n");
@@ -337,8 +358,11 @@ int bench_triage(const bn_opts *o)
         if (c->policy.compiled == NULL && l == 0)
             fprintf(stderr, "triage-bench: the rules in use have no C: optics runs them "
                             "interpreted too\n");
-        /* the direct row is the default rules: it runs while they are */
+        /* the direct row is the default rules: it runs while they are (and
+         * the schema is the demo's, which it is written for) */
+#ifdef TR_DEMO_MODEL
         bool direct = true;
+#endif
         for (size_t i = 0; i < POOL; i++) {
             int d = verdict_decode(c, i), op = verdict_optics(c, i), in = verdict_interp(c, i);
             if (d != op || d != in) {
@@ -348,25 +372,36 @@ int bench_triage(const bn_opts *o)
                         i, layouts[l], d, op, in);
                 rc = 1;
             }
+#ifdef TR_DEMO_MODEL
             direct = direct && verdict_direct(c, i) == op;
+#endif
         }
+#ifdef TR_DEMO_MODEL
         if (!direct && l == 0)
             fprintf(stderr, "triage-bench: no direct row: the rules in use are not the default "
                             "rules it writes in C\n");
+#endif
         if (rc == 0) {
             size_t avg = c->pool.total / POOL;
             /* decode, optics, detail and direct timed together, their reps
              * in turns (bench.h): the ratios the targets read */
+#ifdef TR_DEMO_MODEL
             const bn_fn fns[5] = {run_decode, run_optics, run_interp, run_detail, run_direct};
+            int nfns = direct ? 5 : 4;
+#else
+            const bn_fn fns[3] = {run_decode, run_optics, run_interp};
+            int nfns = 3;
+#endif
             void *const ctxs[5] = {c, c, c, c, c};
             bn_result res[5];
-            bn_time_each(o, POOL, direct ? 5 : 4, fns, ctxs, res);
+            bn_time_each(o, POOL, nfns, fns, ctxs, res);
             bn_result dec = res[0];
             report(o, "decode", layouts[l], &res[0], dec.median_ns, avg);
             report(o, "optics", layouts[l], &res[1], dec.median_ns, avg);
             report(o, "optics-interp", layouts[l], &res[2], dec.median_ns, avg);
-            report(o, "detail", layouts[l], &res[3], dec.median_ns, avg);
-            if (direct)
+            if (nfns > 3)
+                report(o, "detail", layouts[l], &res[3], dec.median_ns, avg);
+            if (nfns > 4)
                 report(o, "direct", layouts[l], &res[4], dec.median_ns, avg);
             static const struct {
                 const char *name;
@@ -390,9 +425,12 @@ int bench_triage(const bn_opts *o)
                 const char *name;
                 void (*fn)(void *, size_t);
             } passes[] = {{"json-validate", run_json_validate},
+#ifdef TR_DEMO_MODEL
                           {"json-onepass", run_json_onepass},
-                          {"schema-validate", run_schema_validate}};
-            for (int v = 0; v < 3; v++) {
+                          {"schema-validate", run_schema_validate},
+#endif
+            };
+            for (size_t v = 0; v < sizeof passes / sizeof passes[0]; v++) {
                 bn_result r = bn_time(o, POOL, passes[v].fn, c);
                 report(o, passes[v].name, layouts[l], &r, dec.median_ns, avg);
             }
@@ -412,8 +450,10 @@ int bench_triage(const bn_opts *o)
                 fprintf(stderr, "triage-bench: cannot compress the pool\n");
                 rc = 1;
             }
+#ifdef TR_DEMO_MODEL
             if (l == 0 && !bench_flood(o, c, dec.median_ns))
                 rc = 1;
+#endif
         }
         gz_inflater_destroy(&c->inflater);
         free(c->gz);

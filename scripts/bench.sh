@@ -26,10 +26,14 @@ build=${BUILD:-build}
 # render DIR PAGE OUT: the page and the plots from DIR's latest.json.
 render() {
     python3 scripts/bench_report.py "$1/latest.json" "$2" "$3"
-    if command -v gnuplot >/dev/null 2>&1; then
-        gnuplot -e "dir='$3'; blocks=$(cat "$3/sweep.blocks")" bench/plot.gp
-    else
+    # (the plots are the peers' and the sweep's: benchmarks a build for a
+    # schema other than the demo's does not have)
+    if ! command -v gnuplot >/dev/null 2>&1; then
         echo "bench.sh: no gnuplot: plots not drawn" >&2
+    elif [ ! -s "$3/peers.dat" ] || [ ! -s "$3/sweep.blocks" ]; then
+        echo "bench.sh: no peers or sweep rows: plots not drawn" >&2
+    else
+        gnuplot -e "dir='$3'; blocks=$(cat "$3/sweep.blocks")" bench/plot.gp
     fi
     rm -f "$3/sweep.blocks"
     echo "bench.sh: wrote $2 and the plots in $3" >&2
