@@ -1,4 +1,4 @@
-/* gen.c: `triage-demo gen`: generated Issues as gRPC frames on stdout.
+/* gen.c: `triage-demo gen`: generated messages as gRPC frames on stdout.
  * Message i comes from the random stream (seed, i), so the same seed and
  * size give the same bytes, and any message can be regenerated alone. */
 #include <stdio.h>
@@ -16,17 +16,21 @@ static void help(FILE *f)
             "usage: triage-demo gen [--count N] [--seed S] [--size K] [--layout late|first]\n"
             "                       [--compress identity|gzip] [--compress-ratio R]\n"
             "\n"
-            "Writes N generated Issues to stdout as gRPC frames (1-byte flag, 4-byte\n"
-            "big-endian length, JSON). Same seed and size, same bytes.\n"
+            "Writes N generated messages (%s, the schema's root type) to stdout as gRPC\n"
+            "frames (1-byte flag, 4-byte big-endian length, JSON). Same seed and size,\n"
+            "same bytes.\n"
             "  --count N        messages to write (default 1000)\n"
             "  --seed S         random seed (default 1)\n"
             "  --size K         list and map lengths are 0..K (default 7, about 4.1 KB)\n"
-            "  --layout late    fields in declared order, detail near the end (default)\n"
-            "  --layout first   the same issues with detail moved to the front\n"
+            "  --layout late    fields in declared order (default; the demo's detail\n"
+            "                   near the end)\n"
+            "  --layout first   the same messages with the field the kind is read\n"
+            "                   through (the demo's detail) moved to the front\n"
             "  --compress gzip  gzip the messages (compressed flag 1; default identity)\n"
             "  --compress-ratio R  with gzip, compress only a share R in [0, 1] of them\n"
             "                   (default 1), chosen by (seed, message number)\n"
-            "Exit status: 0, or 1 when stdout cannot be written (named on stderr).\n");
+            "Exit status: 0, or 1 when stdout cannot be written (named on stderr).\n",
+            tr_schema.types[tr_schema.root].name);
 }
 
 int cmd_gen(int argc, char **argv)

@@ -11,7 +11,7 @@ static const struct {
     int (*run)(int argc, char **argv);
     const char *summary;
 } commands[] = {
-    {"gen", cmd_gen, "write generated Issues to stdout as gRPC frames"},
+    {"gen", cmd_gen, "write generated messages to stdout as gRPC frames"},
     {"judge", cmd_judge, "read frames from stdin, print '<kind> <keep|drop>' per message"},
     {"upstream", cmd_upstream, "stream N generated frames to each connection"},
     {"filter", cmd_filter, "forward the frames the policy keeps, from upstream to downstream"},

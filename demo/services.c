@@ -88,7 +88,7 @@ static void upstream_help(FILE *f)
             "                            [--compress identity|gzip] [--compress-ratio R]\n"
             "                            [--pool P] [--stop-after B]\n"
             "\n"
-            "Generates a pool of Issues as gRPC frames into memory, then listens,\n"
+            "Generates a pool of messages as gRPC frames into memory, then listens,\n"
             "prints 'listening HOST:PORT' (the port bound: give port 0 for an\n"
             "ephemeral one) and streams N frames to each connection in turn, cycling\n"
             "through the pool, then closes it. After each connection it prints one\n"
