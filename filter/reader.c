@@ -36,15 +36,15 @@ const char *rd_type_name(rd_type t)
     return (unsigned)t < 3 ? type_names[t] : "?";
 }
 
+static atomic_bool defaults_replaced;
+
+bool rd_defaults_replaced(void) { return atomic_load(&defaults_replaced); }
+
 /* The default rules, built in. They are written for a schema's optics: with
  * a schema they do not fit (the file of another schema, one whose optics
  * were renamed), every message is kept instead (the rule `keep true`) and
  * the program says so on stderr, once, with why they do not fit, so that a
  * new schema builds and runs before its rules are written. */
-static atomic_bool defaults_replaced;
-
-bool rd_defaults_replaced(void) { return atomic_load(&defaults_replaced); }
-
 static bool default_rules(po_policy *out, char *err, size_t errlen)
 {
     if (po_rules(tr_default_rules, tr_default_rules_len, tr_default_rules_path, &tr_schema, out,
