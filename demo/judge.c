@@ -223,9 +223,13 @@ int cmd_judge(int argc, char **argv)
         rc = 2;
     }
     if (summary) {
-        fprintf(stderr, "%-10s %10s %10s\n", "kind", "seen", "kept");
+        int w = 10; /* or as wide as the longest case name */
+        for (int k = 0; k < nkinds; k++)
+            if (strlen(kinds[k]) > (size_t)w)
+                w = strlen(kinds[k]) < 64 ? (int)strlen(kinds[k]) : 64;
+        fprintf(stderr, "%-*s %10s %10s\n", w, "kind", "seen", "kept");
         for (int k = 0; k <= nkinds; k++)
-            fprintf(stderr, "%-10s %10llu %10llu\n", k < nkinds ? kinds[k] : "none",
+            fprintf(stderr, "%-*s %10llu %10llu\n", w, k < nkinds ? kinds[k] : "none",
                     (unsigned long long)seen[k], (unsigned long long)kept[k]);
     }
     free(text);

@@ -165,9 +165,16 @@ void tl_print(FILE *f, const char *label, const tl_tally *t, double seconds)
         fprintf(f, "  %.0f messages/s, %.0f MB/s\n", rate, per_s(mb, seconds));
     fprintf(f, "  judging them took %.1f µs per message; the rest is sockets and framing\n",
             judge_us(t));
-    fprintf(f, "  %-10s%10s%10s\n", "kind", "seen", "kept");
+    /* the first column 10 wide, or as wide as the longest case name and two */
+    int w = 10;
+    for (int k = 0; k <= t->kinds; k++) {
+        size_t n = strlen(row_name(t, k)) + 2;
+        if (n > (size_t)w)
+            w = n < 64 ? (int)n : 64;
+    }
+    fprintf(f, "  %-*s%10s%10s\n", w, "kind", "seen", "kept");
     for (int k = 0; k <= t->kinds; k++)
-        fprintf(f, "  %-10s%10llu%10llu\n", row_name(t, k), (unsigned long long)t->seen[k],
+        fprintf(f, "  %-*s%10llu%10llu\n", w, row_name(t, k), (unsigned long long)t->seen[k],
                 (unsigned long long)t->kept[k]);
 }
 
