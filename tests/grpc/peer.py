@@ -350,17 +350,20 @@ def client(args):
     # a client that stops reading for seconds, then resumes: everything
     # arrives, and the server was held back meanwhile (flow control through
     # the proxy): it finished sending only after the client resumed
-    count = 10000  # of one kept message: 40 MB, more than the windows and buffers hold
+    # (the largest kept message, sent 40 MB worth, more than the windows and
+    # buffers hold: 10000 of the demo's ~4 KB; more of a smaller schema's)
+    big = max(kept_ix, key=lambda i: len(pool[i]))
+    count = min(max(10000, 40000000 // len(pool[big]) + 1), 200000)
     it = stream(a_kept, timeout=T + 10,
-                metadata=(("x-count", str(count)), ("x-pick", str(kept_ix[0]))))
+                metadata=(("x-count", str(count)), ("x-pick", str(big))))
     got = []
     for i, r in enumerate(it):
         got.append(r)
         if i == 3:
             time.sleep(3)
             resumed = time.time()
-    t.check("slow reader: stopped 3 s, then got all %d" % count,
-            got == [a_kept] * count, "got %d" % len(got))
+    t.check("slow reader: stopped 3 s, then got all %d (%d B each)" % (count, len(pool[big])),
+            got == [pool[big]] * count, "got %d" % len(got))
     done = float(dict(stats.with_call(a_kept, timeout=T)[1].trailing_metadata())["x-stream-done"])
     t.check("slow reader: the server was held back until the client read again",
             done > resumed - 0.05, "server done %.2f s before the client resumed" % (resumed - done))
