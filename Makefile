@@ -65,7 +65,7 @@ endif
 # and runs the rest (GENERIC_TESTS, MODEL_TESTS, the model's harnesses).
 DEMO_REF := tests/support/demo/issue.schema
 -include $(GEN)/demo.mk
-$(GEN)/demo.mk: $(SCHEMA) $(DEMO_REF) scripts/demo_model.py
+$(GEN)/demo.mk: $(SCHEMA) $(DEMO_REF) scripts/demo_model.py | deps
 	@mkdir -p $(@D)
 	$(Q)$(PYTHON) scripts/demo_model.py $(SCHEMA) $(DEMO_REF) > $@.tmp && mv $@.tmp $@
 # The recipe of a target written for the demo, with another schema.
