@@ -695,6 +695,8 @@ fuzz: fuzz-build
 # Big inputs: 1 MiB messages, and an input slower than 5 s is a finding
 # (make fuzz-big [FUZZ_BIG_SECONDS=N]).
 FUZZ_BIG_SECONDS ?= 300
+# (the decode and validate harnesses are the demo's)
+ifneq ($(DEMO_MODEL),)
 fuzz-big: fuzz-build
 	rm -rf $(FUZZ_DIR)/seeds-big
 	$(BUILD)/triage-demo gen --count 6 --size 1000 --seed 5 | \
@@ -702,6 +704,10 @@ fuzz-big: fuzz-build
 	$(MAKE) -k --no-print-directory FUZZ_MAX_LEN=1048576 FUZZ_SECONDS=$(FUZZ_BIG_SECONDS) \
 	  FUZZ_FLAGS="-timeout=5 -rss_limit_mb=4096 -len_control=0 $(FUZZ_DIR)/seeds-big/message $(FUZZ_FLAGS)" \
 	  fuzz-run-decode fuzz-run-validate
+else
+fuzz-big:
+	$(demo_skip)
+endif
 
 fuzz-smoke: fuzz-build
 	$(MAKE) -k --no-print-directory \
