@@ -131,7 +131,7 @@ for o in ${TR_GRPC_OPTICS:-}; do
     fi
 done
 if [ -n "${TR_GRPC_OPTICS+set}" ] && [ ${#rules[@]} -eq 0 ]; then
-    echo "$me: left out: no optic of this schema is read from some of the pool's messages and not others"
+    echo "test-grpc: left out: no optic of this schema is read from some of the pool's messages and not others"
     exit 0
 fi
 "$demo" judge "${rules[@]+"${rules[@]}"}" <"$tmp/frames" >"$tmp/verdicts" || exit 2
