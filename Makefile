@@ -523,11 +523,14 @@ model_make = $(MAKE) --no-print-directory SCHEMA=tests/models/$(1).schema BUILD=
 # otherwise compile the runtime into the fuzz build at MODEL_OPT, where a
 # later fuzz-build finds it up to date (its harnesses then ran at a third
 # of their speed).
-test-models: models-build models-whole
+test-models: models-build models-whole $(BUILD)/tests/rawclient
 	@set -e; for n in $(MODEL_NAMES); do echo "== schema tests/models/$$n.schema"; \
 	  $(call model_make,$$n) model-check; \
 	  echo "== schema tests/models/$$n.schema: its programs (tests/models/demo.sh)"; \
 	  tests/models/demo.sh build/models/$$n/whole; done
+	@echo "== schema $(GRPC_MODEL): the proxy between real gRPC peers (tests/grpc/run.sh)"
+	TR_GRPC_OPTICS="$$(sed -n 's/^OPTICS := //p' build/models/$(GRPC_MODEL)/whole/gen/optics.mk)" \
+	  tests/grpc/run.sh build/models/$(GRPC_MODEL)/whole/triage-demo $(BUILD)/tests/rawclient
 
 # Every schema also built whole, as a user who made it schema/issue.schema
 # would (triage-demo and triage-bench, with gcc, unoptimised: any schema
@@ -535,6 +538,9 @@ test-models: models-build models-whole
 # its commands (tests/models/demo.sh). One after another: they share the
 # runtime's objects (compiled once, in MODEL_WHOLE_RT).
 MODEL_WHOLE_RT := build/models/runtime
+# and one of them between real gRPC peers, as test-grpc runs a schema other
+# than the demo's (judging by has(O) for an optic that splits its pool)
+GRPC_MODEL := orders
 .PHONY: models-whole
 models-whole: deps
 	+@set -e; for n in $(MODEL_NAMES); do $(MAKE) --no-print-directory \
