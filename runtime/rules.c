@@ -146,9 +146,7 @@ typedef struct {
     int nrules, crules;
     char *pool;
     size_t npool;
-    uint64_t used;
-    uint64_t usedx[RU_MAX_OPTICS / 64]; /* the same, bit for bit (no bit stands for others) */
-    uint32_t uses[RU_MAX_OPTICS];       /* how many operands read each (unmark_used) */
+    uint32_t uses[RU_MAX_OPTICS]; /* how many operands read each optic (itself or as a base) */
 } ps;
 
 /* Byte offset -> line and column (characters), 1-based. */
@@ -564,35 +562,26 @@ static int check_value(ps *P, const operand *x)
 
 /* ---- operands ---- */
 
-static void mark_used(ps *P, int optic)
+/* An operand reads optic (by = 1), or one parsed as a path turned out to be
+ * a case's name (by = -1, taking back what was counted): the optic, and its
+ * base when it has one. */
+static void mark_used(ps *P, int optic, int by)
 {
     const op_optic *o = &P->s->optics[optic];
-    P->used |= 1ull << (optic < 63 ? optic : 63);
-    P->usedx[optic / 64] |= 1ull << (optic % 64);
-    P->uses[optic]++;
-    if (!o->source_is_root) {
-        P->used |= 1ull << (o->base < 63 ? o->base : 63);
-        P->usedx[o->base / 64] |= 1ull << (o->base % 64);
-        P->uses[o->base]++;
-    }
+    P->uses[optic] += (uint32_t)by;
+    if (!o->source_is_root)
+        P->uses[o->base] += (uint32_t)by;
 }
 
-/* An operand parsed as a path that turned out to be a case's name: what
- * mark_used counted for it is taken back, and the bits of optics no
- * operand reads any more are cleared. */
-static void unmark_used(ps *P, int optic)
+/* The optics the rules read, as ru_optics_used gives them: bit i for
+ * optic i, bit 63 for the 63rd and after. */
+static uint64_t used_bits(const ps *P)
 {
-    const op_optic *o = &P->s->optics[optic];
-    P->uses[optic]--;
-    if (!o->source_is_root)
-        P->uses[o->base]--;
-    P->used = 0;
-    memset(P->usedx, 0, sizeof P->usedx);
+    uint64_t u = 0;
     for (int i = 0; i < P->s->noptics; i++)
-        if (P->uses[i] > 0) {
-            P->used |= 1ull << (i < 63 ? i : 63);
-            P->usedx[i / 64] |= 1ull << (i % 64);
-        }
+        if (P->uses[i] > 0)
+            u |= 1ull << (i < 63 ? i : 63);
+    return u;
 }
 
 /* |a| against |b|, two integers in decimal without leading zeros or sign:
@@ -683,7 +672,7 @@ static int parse_path(ps *P, const tok *k, int optic, operand *x)
                     "(no raw optic from the root reaches %s)",
                     word, P->s->types[o->source].name, P->s->types[o->source].name);
     }
-    mark_used(P, optic);
+    mark_used(P, optic, 1);
     while (peek(P).type == T_DOT) {
         take(P);
         tok f = take(P);
@@ -940,7 +929,7 @@ static int compile_cmp(ps *P, operand *L, int op, operand *R)
     operand *W = case_word(P, L, R) ? R : case_word(P, R, L) ? L : NULL;
     if (W != NULL) {
         if (W->what == X_PATH)
-            unmark_used(P, W->path.optic);
+            mark_used(P, W->path.optic, -1);
         W->what = X_WORD;
     }
     if (check_value(P, L) < 0 || check_value(P, R) < 0)
@@ -1414,7 +1403,7 @@ static void share_root_walk(const ps *P, ru_rules *r)
     memset(r->lvj, -1, sizeof r->lvj);
     for (int i = 0; i < P->s->noptics; i++) {
         const op_optic *o = &P->s->optics[i];
-        if ((P->usedx[i / 64] >> (i % 64) & 1) && o->source_is_root && readable(P->s, i) &&
+        if (P->uses[i] > 0 && o->source_is_root && readable(P->s, i) &&
             o->member.mode != OP_M_NONE)
             (void)lv_plan_add(&r->lv, i);
     }
@@ -1475,7 +1464,7 @@ static ru_rules *compact(ps *P)
     for (int i = 0; i < P->nrules; i++)
         if (rules[i].keep)
             r->tried = i + 1;
-    r->used = P->used;
+    r->used = used_bits(P);
     r->rules = rules;
     r->nodes = nodes;
     r->items = items;
