@@ -50,9 +50,7 @@ static bool default_rules(po_policy *out, char *err, size_t errlen)
     if (po_rules(tr_default_rules, tr_default_rules_len, tr_default_rules_path, &tr_schema, out,
                  err, errlen))
         return true;
-    atomic_store(&defaults_replaced, true);
-    static atomic_flag said = ATOMIC_FLAG_INIT;
-    if (!atomic_flag_test_and_set(&said))
+    if (!atomic_exchange(&defaults_replaced, true)) /* said once */
         fprintf(stderr,
                 "warning: the default rules do not fit the schema %s: %s\n"
                 "warning: every message is kept (keep true) until they do: write rules over "
