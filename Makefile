@@ -62,10 +62,10 @@ endif
 # same types as tests/support/demo/issue.schema, and its optics among
 # others). The suites, bench rows, harnesses and example written for the
 # demo's names and messages are built and run only then; any schema builds
-# and runs the rest (GENERIC_TESTS, MODEL_TESTS, the model's harnesses).
+# and runs the rest (RUNTIME_TESTS, MODEL_TESTS, the model's harnesses).
 DEMO_REF := tests/support/demo/issue.schema
 -include $(GEN)/demo.mk
-$(GEN)/demo.mk: $(SCHEMA) $(DEMO_REF) scripts/demo_model.py | deps
+$(GEN)/demo.mk: $(SCHEMA) $(DEMO_REF) scripts/demo_model.py gen/trgen/schema.py | deps
 	@mkdir -p $(@D)
 	$(Q)$(PYTHON) scripts/demo_model.py $(SCHEMA) $(DEMO_REF) > $@.tmp && mv $@.tmp $@
 # The recipe of a target written for the demo, with another schema.
@@ -80,11 +80,12 @@ RUNTIME_SRC := $(sort $(wildcard runtime/*.c))
 FILTER_SRC := $(sort $(wildcard filter/*.c))
 DEMO_SRC := $(sort $(wildcard demo/*.c))
 # The suites of the runtime alone (no generated header, no demo name), and
-# the generic suites (MODEL_TESTS): with a schema other than the demo's,
-# these are the unit suites.
-GENERIC_TESTS := test_frames test_h2proxy test_json test_net test_ringbuf test_tally \
-                 test_model test_level test_rules_model
-TEST_SRC := $(if $(DEMO_MODEL),$(sort $(wildcard tests/unit/test_*.c)),$(GENERIC_TESTS:%=tests/unit/%.c))
+# the generic suites (MODEL_TESTS, below): with a schema other than the
+# demo's, these are the unit suites.
+RUNTIME_TESTS := test_frames test_h2proxy test_json test_net test_ringbuf test_tally
+MODEL_TEST_NAMES := test_model test_level test_rules_model
+TEST_SRC := $(if $(DEMO_MODEL),$(sort $(wildcard tests/unit/test_*.c)),$(patsubst %,tests/unit/%.c,\
+              $(RUNTIME_TESTS) $(MODEL_TEST_NAMES)))
 # The benchmark of the peers times the demo's messages (bench/peers*.c):
 # with another schema, triage-bench has the others (bench/triage.c leaves out
 # its rows written for the demo's names: -DTR_DEMO_MODEL, BENCH_DEFS).
@@ -344,8 +345,7 @@ $(BUILD)/tests/test_rules_compiled: tests/unit/test_rules_compiled.c $(TEST_RULE
 # demo cannot run on. They reach the schema through its tables (tr_schema)
 # and include no generated header, so each is compiled once, in RT_BUILD,
 # and linked with the generated code of each schema.
-MODEL_TESTS := $(BUILD)/tests/test_model $(BUILD)/tests/test_level $(BUILD)/tests/test_rules_model \
-               $(BUILD)/tests/test_rules_model_c
+MODEL_TESTS := $(MODEL_TEST_NAMES:%=$(BUILD)/tests/%) $(BUILD)/tests/test_rules_model_c
 $(RT_BUILD)/obj/tests/unit/%.o: tests/unit/%.c
 	@mkdir -p $(@D)
 	$(call say,CC,$@)
@@ -527,7 +527,7 @@ test-models: models-build models-whole $(BUILD)/tests/rawclient
 	@set -e; for n in $(MODEL_NAMES); do echo "== schema tests/models/$$n.schema"; \
 	  $(call model_make,$$n) model-check; \
 	  echo "== schema tests/models/$$n.schema: its programs (tests/models/demo.sh)"; \
-	  tests/models/demo.sh build/models/$$n/whole; done
+	  tests/models/demo.sh build/models/$$n/whole/triage-demo; done
 	@echo "== schema $(GRPC_MODEL): the proxy between real gRPC peers (tests/grpc/run.sh)"
 	TR_GRPC_OPTICS="$$(sed -n 's/^OPTICS := //p' build/models/$(GRPC_MODEL)/whole/gen/optics.mk)" \
 	  tests/grpc/run.sh build/models/$(GRPC_MODEL)/whole/triage-demo $(BUILD)/tests/rawclient

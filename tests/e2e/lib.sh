@@ -1,5 +1,5 @@
-# lib.sh: what the end-to-end scripts share (sourced by run.sh and
-# reliability.sh, never run). Checks its arguments (the triage-demo binary
+# lib.sh: what the end-to-end scripts share (sourced by run.sh,
+# reliability.sh and tests/models/demo.sh, never run). Checks its arguments (the triage-demo binary
 # in $1) and python3, makes $tmp (removed on exit, with any background job
 # still running), and gives:
 #
@@ -15,7 +15,7 @@
 # $T, the timeout command the script sets (so a hang is a failure).
 
 me=$(basename "$0")
-demo=${1:?usage: tests/e2e/$me PATH/TO/triage-demo}
+demo=${1:?usage: $0 PATH/TO/triage-demo}
 [ -x "$demo" ] || { echo "$me: $demo is not executable" >&2; exit 2; }
 # python3 for the fake peers and checks: Debian's when it is there (a
 # version manager's shims in front of the one on PATH cost a third of a

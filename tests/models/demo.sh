@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# demo.sh BUILD: the programs of a schema other than the demo's, built whole
-# (make SCHEMA=F BUILD=D all: triage-demo and triage-bench), run on its own
-# generated messages. Any schema the checker accepts must build and run;
-# tests/unit/test_model.c and test_rules_model.c check the generated code and
-# the rules engine on it, this the commands a user runs:
+# demo.sh BUILD/triage-demo: the programs of a schema other than the demo's,
+# built whole (make SCHEMA=F BUILD=D all: triage-demo and triage-bench, the
+# latter beside it), run on its own generated messages. Any schema the
+# checker accepts must build and run; tests/unit/test_model.c and
+# test_rules_model.c check the generated code and the rules engine on it,
+# this the commands a user runs:
 #
 #   - judge --print of every optic readable from a message, one column each;
 #   - for each of those optics, --where 'has(O)' keeps exactly the messages
@@ -14,28 +15,13 @@
 #   - run: the three services on loopback, the downstream's check passing;
 #   - triage-bench --quick stream.
 #
-# Every process runs under timeout; nothing listens beyond loopback.
+# The checks and $tmp are the end-to-end scripts' (tests/e2e/lib.sh). Every
+# process runs under timeout; nothing listens beyond loopback.
 set -u
-build=${1:?usage: tests/models/demo.sh BUILD}
-demo=$build/triage-demo
+. "$(dirname "$0")/../e2e/lib.sh" # $demo from $1
+build=$(dirname "$demo")
 bench=$build/triage-bench
 T="timeout -k 5 120"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-
-passed=0
-failed=0
-check() { # check WHAT COMMAND...
-    local what=$1
-    shift
-    if "$@"; then
-        passed=$((passed + 1))
-        echo "ok   $what"
-    else
-        failed=$((failed + 1))
-        echo "FAIL $what"
-    fi
-}
 
 n=300
 $T "$demo" gen --count $n --seed 11 --size 3 >"$tmp/frames"
@@ -108,5 +94,4 @@ check "run: the downstream's counts and digests match the filter's" \
 $T "$bench" --quick stream >"$tmp/bench" 2>&1
 check "triage-bench --quick stream: exit 0" test $? -eq 0
 
-echo "$passed passed, $failed failed"
-[ $failed -eq 0 ]
+finish
