@@ -455,6 +455,18 @@ static int srv_close(nghttp2_session *s, int32_t sid, uint32_t code, void *ud)
     return 0;
 }
 
+/* What nghttp2 found wrong in a peer's frames (the connection error it
+ * answers with GOAWAY, or a stream's): on stderr, so that a failed run says
+ * which side erred and how, not only that calls failed. */
+static int h2_error(nghttp2_session *s, int code, const char *msg, size_t len, void *ud)
+{
+    (void)ud;
+    fprintf(stderr, "triage-bench grpc: %s: nghttp2: %.*s (%s)\n",
+            nghttp2_session_check_server_session(s) ? "server" : "client", (int)len, msg,
+            nghttp2_strerror(code));
+    return 0;
+}
+
 static void h2_settings(nghttp2_session *s)
 {
     nghttp2_settings_entry set[] = {
@@ -477,6 +489,7 @@ static void serve(int lfd, const frame_pool *pool)
     nghttp2_session_callbacks_set_on_frame_recv_callback(cb, srv_frame);
     nghttp2_session_callbacks_set_on_stream_close_callback(cb, srv_close);
     nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cb, srv_chunk);
+    nghttp2_session_callbacks_set_error_callback2(cb, h2_error);
     h2io conns[SRV_CONNS];
     for (int i = 0; i < SRV_CONNS; i++) {
         memset(&conns[i], 0, sizeof conns[i]);
@@ -679,6 +692,7 @@ static double load_n(uint16_t port, int streams, int conns, uint64_t count, uint
     nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cb, cl_chunk);
     nghttp2_session_callbacks_set_on_header_callback(cb, cl_header);
     nghttp2_session_callbacks_set_on_stream_close_callback(cb, cl_close);
+    nghttp2_session_callbacks_set_error_callback2(cb, h2_error);
     bool ok = true;
     for (int k = 0; k < conns; k++)
         c[k].fd = -1;
@@ -884,18 +898,49 @@ static int listen_any(uint16_t *port)
     return fd;
 }
 
-static void stop(pid_t pid)
+/* SIGTERM, up to 5 s to exit, then SIGKILL. How the child ended goes into
+ * how (when how is not NULL), for a child whose report is missing. */
+static void stop_how(pid_t pid, char *how, size_t howlen)
 {
     if (pid <= 0)
         return;
+    int st = 0;
     kill(pid, SIGTERM);
     for (int i = 0; i < 500; i++) {
-        if (waitpid(pid, NULL, WNOHANG) == pid)
+        if (waitpid(pid, &st, WNOHANG) == pid) {
+            if (how == NULL)
+                return;
+            if (WIFEXITED(st))
+                snprintf(how, howlen, "it exited with status %d", WEXITSTATUS(st));
+            else
+                snprintf(how, howlen, "it was killed by signal %d (%s)", WTERMSIG(st),
+                         strsignal(WTERMSIG(st)));
             return;
+        }
         usleep(10000);
     }
     kill(pid, SIGKILL);
     waitpid(pid, NULL, 0);
+    if (how != NULL)
+        snprintf(how, howlen, "it had not exited 5 s after SIGTERM and was killed");
+}
+
+static void stop(pid_t pid) { stop_how(pid, NULL, 0); }
+
+/* Stops a proxy child and reads its report (size bytes from fd, then
+ * closed): whether it came whole. When it did not, says on stderr how the
+ * child ended, so that a failed row is never silent. */
+static bool take_report(const char *bench, pid_t pid, int fd, void *rep, size_t size)
+{
+    char how[96] = "";
+    stop_how(pid, how, sizeof how);
+    ssize_t n = read(fd, rep, size);
+    close(fd);
+    if (n == (ssize_t)size)
+        return true;
+    fprintf(stderr, "triage-bench %s: proxy process %d gave no report: %s\n", bench, (int)pid,
+            how);
+    return false;
 }
 
 /* The message pool and the default rules, which every grpc bench starts
@@ -968,10 +1013,8 @@ static bool run_row(bench_case c, int streams, uint64_t count, uint16_t server_p
     ok = t >= 0;
     out->seconds = t;
     if (pid > 0) {
-        stop(pid);
-        ssize_t r = read(pfd[0], &out->rep, sizeof out->rep);
-        close(pfd[0]);
-        out->has_proxy = r == (ssize_t)sizeof out->rep && out->rep.ok;
+        out->has_proxy = take_report("grpc", pid, pfd[0], &out->rep, sizeof out->rep) &&
+                         out->rep.ok;
         ok = ok && out->has_proxy;
     }
     return ok;
@@ -1270,12 +1313,8 @@ static bool scale_run(scale_row *r, uint64_t count, size_t lat_cap, uint16_t spo
     r->client_cpu_s = cpu_seconds(RUSAGE_SELF) - c0;
     r->seconds = t;
     ok = t >= 0;
-    if (pid > 0) {
-        stop(pid);
-        ssize_t n = read(pfd[0], &r->rep, sizeof r->rep);
-        close(pfd[0]);
-        ok = ok && n == (ssize_t)sizeof r->rep && r->rep.ok;
-    }
+    if (pid > 0)
+        ok = take_report("grpc-scale", pid, pfd[0], &r->rep, sizeof r->rep) && r->rep.ok && ok;
     return ok;
 }
 
@@ -1683,9 +1722,8 @@ static bool haproxy_row(const bn_opts *o, const char *haproxy, int np, int strea
     }
     stop(hx);
     for (int i = 0; i < started; i++) {
-        stop(px[i]);
-        ok = read(pfd[i], &rep[i], sizeof rep[i]) == (ssize_t)sizeof rep[i] && rep[i].ok && ok;
-        close(pfd[i]);
+        ok = take_report("grpc-haproxy", px[i], pfd[i], &rep[i], sizeof rep[i]) && rep[i].ok &&
+             ok;
     }
     if (cfg[0] != '\0')
         unlink(cfg);

@@ -2032,6 +2032,23 @@ static void goaway_seen(hp_conn *c, bool sent, const nghttp2_goaway *g)
         conn_log(c, ": the peer sent GOAWAY %s: %.*s", code, n, data);
 }
 
+/* A frame nghttp2 refused (it answers with RST_STREAM or GOAWAY itself). A
+ * refused GOAWAY is said with what it held: the peer's reason for leaving
+ * is otherwise lost behind nghttp2's for refusing it. */
+static int on_invalid_frame(nghttp2_session *s, const nghttp2_frame *f, int lib_error, void *ud)
+{
+    (void)s;
+    hp_conn *c = ud;
+    if (f->hd.type == NGHTTP2_GOAWAY) {
+        const nghttp2_goaway *g = &f->goaway;
+        int n = g->opaque_data_len < 200 ? (int)g->opaque_data_len : 200;
+        conn_log(c, ": the peer sent GOAWAY %s, last stream %d: %.*s (refused: %s)",
+                 nghttp2_http2_strerror(g->error_code), (int)g->last_stream_id, n,
+                 n > 0 ? (const char *)g->opaque_data : "", nghttp2_strerror(lib_error));
+    }
+    return 0;
+}
+
 /* The connection is gone (or given up): its calls learn it, its queue is
  * dropped, its session deleted. The struct (and its ring, which messages
  * queued elsewhere may still point into) lives until nothing holds it. */
@@ -2689,6 +2706,7 @@ hp_engine *hp_new(const hp_config *cfg, char *err, size_t errlen)
     nghttp2_session_callbacks_set_on_data_chunk_recv_callback(e->cbs, on_data_chunk);
     nghttp2_session_callbacks_set_on_stream_close_callback(e->cbs, on_stream_close);
     nghttp2_session_callbacks_set_on_frame_send_callback(e->cbs, on_frame_send);
+    nghttp2_session_callbacks_set_on_invalid_frame_recv_callback(e->cbs, on_invalid_frame);
 
     e->ep = epoll_create1(EPOLL_CLOEXEC);
     e->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
