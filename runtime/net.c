@@ -10,6 +10,8 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -333,4 +335,11 @@ void net_sockaddr_name(const struct sockaddr_storage *ss, char *out, size_t len)
     } else {
         snprintf(out, len, "?:0");
     }
+}
+
+void net_tie_to_parent(pid_t parent)
+{
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() != parent)
+        _exit(1); /* it ended before the line above took hold */
 }

@@ -48,6 +48,42 @@ check "run: the relay forwards all 3000" \
 $T "$demo" run 2000 --reader optics >"$tmp/run.txt" 2>/dev/null
 check "run: the text report" grep -qE '^optics: 2000 messages, [0-9.]+ MB in [0-9.]+ s:$' "$tmp/run.txt"
 check "run: the downstream line" grep -qE '^  downstream received [0-9]+ messages \([0-9]+ kept\); [0-9]+ decode as [A-Za-z_][A-Za-z0-9_]*, and the policy keeps [0-9]+ of them$' "$tmp/run.txt"
+# A program killed outright (SIGKILL: nothing of it runs to stop them)
+# takes what it started with it (runtime/net.h: net_tie_to_parent): run its
+# services, and triage-bench cut short (its stdout closed under it) its
+# gRPC server and proxy, which otherwise waited for ever for a SIGTERM that
+# never came
+"$demo" run 100000000 >/dev/null 2>&1 &
+runpid=$!
+kids=
+for _ in $(seq 1 200); do
+    kids=$(pgrep -P $runpid | tr '\n' ' ')
+    [ -n "$kids" ] && break
+    sleep 0.01
+done
+kill -9 $runpid
+wait $runpid 2>/dev/null
+outlived() { # outlived PID...: those still running 5 s on
+    local left=$*
+    for _ in $(seq 1 100); do
+        left=$(for k in $left; do kill -0 $k 2>/dev/null && echo $k; done)
+        [ -z "$left" ] && break
+        sleep 0.05
+    done
+    echo $left
+}
+left=$(outlived $kids)
+check "run killed: its services ($kids) end with it" test -n "$kids" -a -z "$left"
+[ -n "$left" ] && kill -9 $left 2>/dev/null
+bench=$(dirname "$demo")/triage-bench
+if [ -x "$bench" ]; then
+    ($T "$bench" --quick grpc & echo $! >"$tmp/bench.pid"; wait) | head -c 1 >/dev/null
+    sleep 0.5
+    kids=$(pgrep -f "^$bench --quick grpc" | tr '\n' ' ')
+    left=$(outlived $kids)
+    check "triage-bench grpc cut short: its server and proxy end with it" test -z "$left"
+    [ -n "$left" ] && kill -9 $left 2>/dev/null
+fi
 
 # ---- 3. the services by hand: counts against judge, digests end to end
 
