@@ -153,7 +153,7 @@ static inline __attribute__((always_inline)) int walk_end(sk_cursor *c, const ui
         uint64_t in = PXOR(q) ^ in_carry;                                               \
         /* the next block's carry: in's last bit, all over (one instruction; */         \
         /* from q's parity instead, the blocks' prefix XORs would not wait for */       \
-        /* each other, but that costs three more and measured 2-4% slower) */           \
+        /* each other, but that costs three more and measured 1-4% slower) */           \
         in_carry = (uint64_t)((int64_t)in >> 63);                                       \
         /* a string opener is a quote inside the in-string mask; its first byte is */  \
         /* the next bit (for bit 63, in the next block: always a candidate) */          \
@@ -337,8 +337,8 @@ __attribute__((target("avx2"))) static inline void masks_avx2(const uint8_t *s, 
 #undef CLOSE
 }
 
-WALK_FNS(next_avx2, __attribute__((target("avx2,pclmul,bmi,bmi2,popcnt"))), masks_avx2, bk_prefix_xor_clmul,
-         want_avx2, want_avx2_prep)
+WALK_FNS(next_avx2, __attribute__((target("avx2,pclmul,bmi,bmi2,popcnt"))), masks_avx2,
+         bk_prefix_xor_clmul, want_avx2, want_avx2_prep)
 
 /* ---- AVX-512BW: one 64-byte lane, tails by masked load */
 
@@ -364,8 +364,8 @@ masks_avx512(const uint8_t *s, size_t n, int nf, const want_avx512 *w, sk_masks 
         m->f |= _mm512_cmpeq_epi8_mask(v, w->b2) | _mm512_cmpeq_epi8_mask(v, w->b3);
 }
 
-WALK_FNS(next_avx512, __attribute__((target("avx512f,avx512bw,pclmul,bmi,bmi2,popcnt"))), masks_avx512,
-         bk_prefix_xor_clmul, want_avx512, want_avx512_prep)
+WALK_FNS(next_avx512, __attribute__((target("avx512f,avx512bw,pclmul,bmi,bmi2,popcnt"))),
+         masks_avx512, bk_prefix_xor_clmul, want_avx512, want_avx512_prep)
 
 #endif /* BK_X86 */
 
