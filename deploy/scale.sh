@@ -118,6 +118,13 @@ if check:
     idle = [i + 1 for i, t in enumerate(rows) if t["calls"] == 0]
     print(("ok   " if not idle else "FAIL ") + "every proxy served calls" + (": idle %r" % idle if idle else ""))
     bad = bad or bool(idle)
+    # deploy/haproxy.cfg gives each call a connection of its own to a proxy
+    # (max-reuse 0: HAProxy 2.6 may fail every call of a shared connection)
+    shared = [(i + 1, t["calls"], t["connections"]) for i, t in enumerate(rows)
+              if t["connections"] < t["calls"]]
+    print(("ok   " if not shared else "FAIL ") + "each call had its own connection from HAProxy"
+          + (" (proxy, calls, connections): %r" % shared if shared else ""))
+    bad = bad or bool(shared)
     # HAProxy's connections are HTTP/2 from start to end: none ends by an error
     erred = [(i + 1, t["connections_failed"]) for i, t in enumerate(rows) if t["connections_failed"]]
     print(("ok   " if not erred else "FAIL ") + "no proxy ended a connection by an error"
