@@ -800,11 +800,10 @@ typedef struct {
 } judge_ctx;
 
 /* A proxy's connection ended by an error: on stderr, so a failed run says
- * what the proxy saw. */
+ * what the proxy saw; ctx names the bench. */
 static void proxy_log(void *ctx, const char *line)
 {
-    (void)ctx;
-    fprintf(stderr, "triage-bench grpc: proxy: %s\n", line);
+    fprintf(stderr, "triage-bench %s: proxy: %s\n", (const char *)ctx, line);
 }
 
 static int judge(void *ctx, const hp_message *m, char *why, size_t whylen)
@@ -860,7 +859,7 @@ static void proxy_child(int lfd, uint16_t server_port, bench_case c, const po_po
     }
     hp_config cfg = {.listen_fd = lfd, .upstream = to, .judge_responses = true,
                      .judge = judge, .judge_ctx = &j, .stop_fd = sfd, .grace_ms = 2000,
-                     .log = proxy_log};
+                     .log = proxy_log, .log_ctx = (void *)"grpc"};
     j.e = hp_new(&cfg, err, sizeof err);
     if (j.e == NULL) {
         fprintf(stderr, "triage-bench grpc: proxy: %s\n", err);
@@ -1212,7 +1211,7 @@ static double cpu_seconds(int who)
 
 /* The proxy child: n engines (optics, responses judged) on fds, busy
  * polling for busy_us after events, until SIGTERM. */
-static void scale_child(const int *fds, int n, const int *cpus, int busy_us,
+static void scale_child(const char *bench, const int *fds, int n, const int *cpus, int busy_us,
                         uint16_t server_port, const po_policy *pol, int out)
 {
     scale_report rep;
@@ -1235,12 +1234,12 @@ static void scale_child(const int *fds, int n, const int *cpus, int busy_us,
         j[i].rd = rd_new();
         hp_config cfg = {.listen_fd = fds[i], .upstream = to, .judge_responses = true,
                          .judge = judge, .judge_ctx = &j[i], .stop_fd = -1, .grace_ms = 2000,
-                         .busy_poll_us = busy_us, .log = proxy_log};
+                         .busy_poll_us = busy_us, .log = proxy_log, .log_ctx = (void *)bench};
         w[i].cpu = cpus[i];
         w[i].e = j[i].rd != NULL ? hp_new(&cfg, err, sizeof err) : NULL;
         j[i].e = w[i].e;
         if (w[i].e == NULL || pthread_create(&th[i], NULL, scale_worker_main, &w[i]) != 0) {
-            fprintf(stderr, "triage-bench grpc-scale: proxy: cannot start worker %d\n", i);
+            fprintf(stderr, "triage-bench %s: proxy: cannot start worker %d\n", bench, i);
             rep.ok = 0;
             break;
         }
@@ -1296,7 +1295,7 @@ static bool scale_run(scale_row *r, uint64_t count, size_t lat_cap, uint16_t spo
         if (pid == 0) {
             net_tie_to_parent(me);
             close(pfd[0]);
-            scale_child(fds, r->workers, cpus, r->busy_us, sport, pol, pfd[1]);
+            scale_child("grpc-scale", fds, r->workers, cpus, r->busy_us, sport, pol, pfd[1]);
         }
         for (int i = 0; i < r->workers; i++)
             close(fds[i]);
@@ -1696,7 +1695,7 @@ static bool haproxy_row(const bn_opts *o, const char *haproxy, int np, int strea
         if (px[i] == 0) {
             net_tie_to_parent(me);
             close(p[0]);
-            scale_child(&fd, 1, cpus, 0, sport, pol, p[1]);
+            scale_child("grpc-haproxy", &fd, 1, cpus, 0, sport, pol, p[1]);
         }
         close(fd);
         close(p[1]);
