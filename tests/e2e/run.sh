@@ -77,7 +77,7 @@ check "run killed: its services ($kids) end with it" test -n "$kids" -a -z "$lef
 [ -n "$left" ] && kill -9 $left 2>/dev/null
 bench=$(dirname "$demo")/triage-bench
 if [ -x "$bench" ]; then
-    ($T "$bench" --quick grpc & echo $! >"$tmp/bench.pid"; wait) | head -c 1 >/dev/null
+    $T "$bench" --quick grpc | head -c 1 >/dev/null
     sleep 0.5
     kids=$(pgrep -f "^$bench --quick grpc" | tr '\n' ' ')
     left=$(outlived $kids)
