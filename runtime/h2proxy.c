@@ -1051,7 +1051,7 @@ static hp_conn *conn_new(hp_engine *e, int fd, bool upstream, char *err, size_t 
 static void conn_fail(hp_conn *c, const char *why);
 static void listen_update(hp_engine *e);
 static void engine_log(hp_engine *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void goaway_seen(hp_conn *c, bool sent, const nghttp2_goaway *g);
+static void goaway_seen(hp_conn *c, bool sent, const nghttp2_goaway *g, int refused);
 
 /* Reasons conn_fail is given that are no error (compared by address). */
 static const char why_peer_closed[] = "the peer closed the connection";
@@ -1696,7 +1696,7 @@ static int on_frame_recv(nghttp2_session *s, const nghttp2_frame *f, void *ud)
     hp_conn *c = ud;
     if (f->hd.type == NGHTTP2_GOAWAY) {
         if (f->goaway.error_code != NGHTTP2_NO_ERROR)
-            goaway_seen(c, false, &f->goaway);
+            goaway_seen(c, false, &f->goaway, 0);
         if (c->upstream) {
             c->goaway = true;
             if (c->e->up == c)
@@ -1804,7 +1804,7 @@ static int on_frame_send(nghttp2_session *s, const nghttp2_frame *f, void *ud)
     (void)s;
     hp_conn *c = ud;
     if (f->hd.type == NGHTTP2_GOAWAY && f->goaway.error_code != NGHTTP2_NO_ERROR)
-        goaway_seen(c, true, &f->goaway);
+        goaway_seen(c, true, &f->goaway, 0);
     if (f->hd.type != NGHTTP2_WINDOW_UPDATE || f->window_update.window_size_increment <= 0)
         return 0;
     uint32_t inc = (uint32_t)f->window_update.window_size_increment;
@@ -2020,32 +2020,31 @@ static void conn_error(hp_conn *c, const char *fmt, ...)
 }
 
 /* A GOAWAY with an error code on c: received, the peer says we erred (a
- * line); sent, nghttp2 ends the session for what the peer sent (an error). */
-static void goaway_seen(hp_conn *c, bool sent, const nghttp2_goaway *g)
+ * line); sent, nghttp2 ends the session for what the peer sent (an error).
+ * refused: received, but refused by nghttp2 (its error code; 0 when not):
+ * said with what it held all the same, or the peer's reason for leaving
+ * would be lost behind nghttp2's for refusing it. */
+static void goaway_seen(hp_conn *c, bool sent, const nghttp2_goaway *g, int refused)
 {
     int n = g->opaque_data_len < 200 ? (int)g->opaque_data_len : 200;
     const char *data = n > 0 ? (const char *)g->opaque_data : "";
     const char *code = nghttp2_http2_strerror(g->error_code);
     if (sent)
         conn_error(c, ": the proxy sent GOAWAY %s: %.*s", code, n, data);
-    else
+    else if (refused == 0)
         conn_log(c, ": the peer sent GOAWAY %s: %.*s", code, n, data);
+    else
+        conn_log(c, ": the peer sent GOAWAY %s, last stream %d: %.*s (refused: %s)", code,
+                 (int)g->last_stream_id, n, data, nghttp2_strerror(refused));
 }
 
-/* A frame nghttp2 refused (it answers with RST_STREAM or GOAWAY itself). A
- * refused GOAWAY is said with what it held: the peer's reason for leaving
- * is otherwise lost behind nghttp2's for refusing it. */
+/* A frame nghttp2 refused (it answers with RST_STREAM or GOAWAY itself): a
+ * GOAWAY is said (goaway_seen). */
 static int on_invalid_frame(nghttp2_session *s, const nghttp2_frame *f, int lib_error, void *ud)
 {
     (void)s;
-    hp_conn *c = ud;
-    if (f->hd.type == NGHTTP2_GOAWAY) {
-        const nghttp2_goaway *g = &f->goaway;
-        int n = g->opaque_data_len < 200 ? (int)g->opaque_data_len : 200;
-        conn_log(c, ": the peer sent GOAWAY %s, last stream %d: %.*s (refused: %s)",
-                 nghttp2_http2_strerror(g->error_code), (int)g->last_stream_id, n,
-                 n > 0 ? (const char *)g->opaque_data : "", nghttp2_strerror(lib_error));
-    }
+    if (f->hd.type == NGHTTP2_GOAWAY)
+        goaway_seen(ud, false, &f->goaway, lib_error);
     return 0;
 }
 
