@@ -223,10 +223,7 @@ int cmd_judge(int argc, char **argv)
         rc = 2;
     }
     if (summary) {
-        int w = 10; /* or as wide as the longest case name */
-        for (int k = 0; k < nkinds; k++)
-            if (strlen(kinds[k]) > (size_t)w)
-                w = strlen(kinds[k]) < 64 ? (int)strlen(kinds[k]) : 64;
+        int w = tl_kind_width(kinds, nkinds, 0);
         fprintf(stderr, "%-*s %10s %10s\n", w, "kind", "seen", "kept");
         for (int k = 0; k <= nkinds; k++)
             fprintf(stderr, "%-*s %10llu %10llu\n", w, k < nkinds ? kinds[k] : "none",

@@ -146,6 +146,15 @@ static const char *row_name(const tl_tally *t, int k)
     return k < t->kinds ? t->names[k] : "none";
 }
 
+int tl_kind_width(const char *const *names, int n, int pad)
+{
+    size_t w = 10;
+    for (int k = 0; k < n; k++)
+        if (strlen(names[k]) + (size_t)pad > w)
+            w = strlen(names[k]) + (size_t)pad;
+    return w < 64 ? (int)w : 64;
+}
+
 static double per_s(double x, double seconds) { return seconds > 0 ? x / seconds : 0; }
 
 static double judge_us(const tl_tally *t)
@@ -165,13 +174,7 @@ void tl_print(FILE *f, const char *label, const tl_tally *t, double seconds)
         fprintf(f, "  %.0f messages/s, %.0f MB/s\n", rate, per_s(mb, seconds));
     fprintf(f, "  judging them took %.1f µs per message; the rest is sockets and framing\n",
             judge_us(t));
-    /* the first column 10 wide, or as wide as the longest case name and two */
-    int w = 10;
-    for (int k = 0; k <= t->kinds; k++) {
-        size_t n = strlen(row_name(t, k)) + 2;
-        if (n > (size_t)w)
-            w = n < 64 ? (int)n : 64;
-    }
+    int w = tl_kind_width(t->names, t->kinds, 2);
     fprintf(f, "  %-*s%10s%10s\n", w, "kind", "seen", "kept");
     for (int k = 0; k <= t->kinds; k++)
         fprintf(f, "  %-*s%10llu%10llu\n", w, row_name(t, k), (unsigned long long)t->seen[k],

@@ -57,6 +57,11 @@ typedef struct {
 /* kinds rows named names[0 .. kinds-1]; kinds is clamped to TL_MAX_KINDS. */
 void tl_init(tl_tally *t, int kinds, const char *const *names);
 
+/* The width of a table's kind column holding the heading "kind", names[0 ..
+ * n-1] and "none", each followed by pad spaces: at least 10, at most 64 (a
+ * longer name overflows its column). */
+int tl_kind_width(const char *const *names, int n, int pad);
+
 /* One message of kind (-1 or out of range: the none row) and frame_bytes
  * bytes, kept or not. The digest is the caller's to feed (it has the
  * bytes). */
