@@ -966,9 +966,8 @@ static pid_t server_start(const frame_pool *pool, uint16_t *port)
     if (lfd < 0)
         return -1;
     fflush(stdout);
-    pid_t me = getpid(), pid = fork();
+    pid_t pid = net_fork_tied();
     if (pid == 0) {
-        net_tie_to_parent(me);
         signal(SIGTERM, SIG_DFL);
         serve(lfd, pool);
         _exit(0);
@@ -997,10 +996,8 @@ static bool run_row(bench_case c, int streams, uint64_t count, uint16_t server_p
         if (lfd < 0 || pipe(pfd) != 0)
             return false;
         fflush(stdout);
-        pid_t me = getpid();
-        pid = fork();
+        pid = net_fork_tied();
         if (pid == 0) {
-            net_tie_to_parent(me);
             close(pfd[0]);
             proxy_child(lfd, server_port, c, pol, warm, count, pfd[1]);
         }
@@ -1290,10 +1287,8 @@ static bool scale_run(scale_row *r, uint64_t count, size_t lat_cap, uint16_t spo
         if (pipe(pfd) != 0)
             return false;
         fflush(stdout);
-        pid_t me = getpid();
-        pid = fork();
+        pid = net_fork_tied();
         if (pid == 0) {
-            net_tie_to_parent(me);
             close(pfd[0]);
             scale_child("grpc-scale", fds, r->workers, cpus, r->busy_us, sport, pol, pfd[1]);
         }
@@ -1690,10 +1685,8 @@ static bool haproxy_row(const bn_opts *o, const char *haproxy, int np, int strea
             break;
         }
         fflush(stdout);
-        pid_t me = getpid();
-        px[i] = fork();
+        px[i] = net_fork_tied();
         if (px[i] == 0) {
-            net_tie_to_parent(me);
             close(p[0]);
             scale_child("grpc-haproxy", &fd, 1, cpus, 0, sport, pol, p[1]);
         }
@@ -1706,10 +1699,8 @@ static bool haproxy_row(const bn_opts *o, const char *haproxy, int np, int strea
     ok = ok && free_port(&hport) == 0 && haproxy_config(hport, ports, np, sport, cfg, sizeof cfg);
     if (ok) {
         fflush(stdout);
-        pid_t me = getpid();
-        hx = fork();
+        hx = net_fork_tied();
         if (hx == 0) {
-            net_tie_to_parent(me);
             int null = open("/dev/null", O_WRONLY);
             if (null >= 0)
                 dup2(null, 1);

@@ -52,7 +52,7 @@ static bool spawn(child *c, char *const argv[])
         return false;
     }
     fflush(NULL);
-    pid_t me = getpid(), pid = fork();
+    pid_t pid = net_fork_tied(); /* the services end with run, however it ends */
     if (pid < 0) {
         fprintf(stderr, "triage-demo run: fork: %s\n", strerror(errno));
         close(p[0]);
@@ -60,7 +60,6 @@ static bool spawn(child *c, char *const argv[])
         return false;
     }
     if (pid == 0) {
-        net_tie_to_parent(me); /* the services end with run, however it ends */
         int nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
         if (nul >= 0)
             dup2(nul, STDIN_FILENO);

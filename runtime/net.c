@@ -337,9 +337,13 @@ void net_sockaddr_name(const struct sockaddr_storage *ss, char *out, size_t len)
     }
 }
 
-void net_tie_to_parent(pid_t parent)
+pid_t net_fork_tied(void)
 {
-    prctl(PR_SET_PDEATHSIG, SIGTERM);
-    if (getppid() != parent)
-        _exit(1); /* it ended before the line above took hold */
+    pid_t parent = getpid(), pid = fork();
+    if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGTERM);
+        if (getppid() != parent)
+            _exit(1); /* it ended before the line above took hold */
+    }
+    return pid;
 }

@@ -88,10 +88,10 @@ ssize_t net_read_ring(int fd, rb_ring *rb, char *err, size_t errlen)
 int net_writev_all(int fd, struct iovec *iov, size_t iovcnt, char *err,
                    size_t errlen) __attribute__((warn_unused_result));
 
-/* In a child just forked by parent (its pid, taken before fork): the child
- * gets SIGTERM when parent ends, however it ends, so that the services and
- * peers a program starts on the loopback never outlive it (the signal
- * stays set across exec); a parent already gone ends the child at once. */
-void net_tie_to_parent(pid_t parent);
+/* fork(), and the child gets SIGTERM when this process ends, however it
+ * ends, so that the services and peers a program starts on the loopback
+ * never outlive it (the signal stays set across exec; a parent gone before
+ * it took hold ends the child at once). Returns what fork returned. */
+pid_t net_fork_tied(void);
 
 #endif

@@ -49,7 +49,7 @@ $T "$demo" run 2000 --reader optics >"$tmp/run.txt" 2>/dev/null
 check "run: the text report" grep -qE '^optics: 2000 messages, [0-9.]+ MB in [0-9.]+ s:$' "$tmp/run.txt"
 check "run: the downstream line" grep -qE '^  downstream received [0-9]+ messages \([0-9]+ kept\); [0-9]+ decode as [A-Za-z_][A-Za-z0-9_]*, and the policy keeps [0-9]+ of them$' "$tmp/run.txt"
 # A program killed outright (SIGKILL: nothing of it runs to stop them)
-# takes what it started with it (runtime/net.h: net_tie_to_parent): run its
+# takes what it started with it (runtime/net.h: net_fork_tied): run its
 # services, and triage-bench cut short (its stdout closed under it) its
 # gRPC server and proxy, which otherwise waited for ever for a SIGTERM that
 # never came
