@@ -531,6 +531,10 @@ test-models: models-build models-whole $(BUILD)/tests/rawclient
 	@echo "== schema $(GRPC_MODEL): the proxy between real gRPC peers (tests/grpc/run.sh)"
 	TR_GRPC_OPTICS="$$(sed -n 's/^OPTICS := //p' build/models/$(GRPC_MODEL)/whole/gen/optics.mk)" \
 	  tests/grpc/run.sh build/models/$(GRPC_MODEL)/whole/triage-demo $(BUILD)/tests/rawclient
+	@set -e; for n in $(INSTALL_MODELS); do \
+	  echo "== schema tests/models/$$n.schema: installed, the example over it (tests/install/run.sh)"; \
+	  tests/install/run.sh "$(MAKE) SCHEMA=tests/models/$$n.schema RT_BUILD=$(MODEL_WHOLE_RT) \
+	    OPT=-O0 DEBUG=" build/models/$$n/whole tests/models/$$n.schema other; done
 
 # Every schema also built whole, as a user who made it schema/issue.schema
 # would (triage-demo and triage-bench, with gcc, unoptimised: any schema
@@ -541,6 +545,9 @@ MODEL_WHOLE_RT := build/models/runtime
 # and one of them between real gRPC peers, as test-grpc runs a schema other
 # than the demo's (judging by has(O) for an optic that splits its pool)
 GRPC_MODEL := orders
+# and installed (test-install's checks, the example built for that schema):
+# one with optics, one with none
+INSTALL_MODELS := orders minimal
 .PHONY: models-whole
 models-whole: deps
 	+@set -e; for n in $(MODEL_NAMES); do $(MAKE) --no-print-directory \

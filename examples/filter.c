@@ -3,8 +3,10 @@
  * Reads a stream of gRPC frames from stdin (what `triage-demo gen` writes),
  * judges each message with keep/drop rules over the schema's optics, and
  * prints "<kind> <keep|drop>" per message, as `triage-demo judge` does. The
- * kind is read with the generated scanners (tr_optics.h); the rules read the
- * optics they need through the schema's tables (tr_schema). Nothing is
+ * rules read the optics they need through the schema's tables (tr_schema,
+ * generated in tr_optics.h), each with its generated scanner; the kind is the
+ * case the schema's kind optic reads (its union's tag), read the same way.
+ * Nothing here names the schema's types: it builds for any schema. Nothing is
  * decoded and nothing is allocated per message.
  *
  *   cc filter.c $(pkg-config --cflags --libs triage) -o filter
@@ -63,20 +65,21 @@ int main(int argc, char **argv)
     if (!ru_subject_init(&subj, &tr_schema, &arena))
         return 1;
 
+    /* The case names of the schema's kind optic: its first optic on a union's
+     * tag that a message can be read through (none: every kind is "none"). */
+    const js_str *kinds = tr_schema.kind >= 0 ? tr_schema.optics[tr_schema.kind].cases : NULL;
+
     fr_splitter s;
     fr_frame f;
     size_t off = 0;
     fr_init(&s);
     while (fr_next(&s, buf + off, buf + n, off, &f) == FR_FRAME) {
-        /* One optic through its own scanner: the detail's bytes, then its tag. */
-        tr_view_Detail detail;
-        tr_Detail_kind kind;
-        const char *name = "none";
-        if (tr_scan_detail(f.msg, &detail) && tr_scan_kind(detail, &kind))
-            name = tr_Detail_names[kind].p;
-        /* The rules, reading the optics they need from the same bytes. */
+        /* The rules, reading the optics they need from the message's bytes,
+         * then its kind (most often read by the rules already). */
         ru_subject_bytes(&subj, f.msg.p, f.msg.n);
-        printf("%s %s\n", name, ru_judge(policy.rules, &subj) ? "keep" : "drop");
+        int kind;
+        bool keep = po_judge(&policy, &subj, &kind);
+        printf("%s %s\n", kind >= 0 ? kinds[kind].p : "none", keep ? "keep" : "drop");
         off += fr_frame_size(&f);
     }
     if (fr_finish(&s, buf + off, buf + n, off) != TR_E_OK) {

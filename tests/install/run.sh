@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
-# run.sh MAKE BUILD SCHEMA: the install, used as a user would (make test-install runs
-# it from the repository's root). Installs into a temporary folder with
+# run.sh MAKE BUILD SCHEMA [MODEL]: the install, used as a user would (make
+# test-install runs it from the repository's root; MODEL is demo when SCHEMA
+# declares the demo's model, scripts/demo_model.py, else other). Installs into a temporary folder with
 # `make install PREFIX=...`, then, with nothing of the repository on any
 # path:
 #   - builds examples/filter.c with `cc FILE $(pkg-config --cflags --libs triage)`
 #     (and again with -std=c11 -Wall -Wextra -Werror -pedantic: the installed
 #     headers are clean), and checks that it prints what `triage-demo judge
 #     --rules` prints on the same frames, for several rules and both layouts,
-#     and stops like judge on a stream cut inside a frame;
+#     and stops like judge on a stream cut inside a frame (the rules: the
+#     default ones and some over the demo's optics; for another schema,
+#     `keep has(O)` for an optic O that some messages have and others lack,
+#     and the default ones when they fit it);
 #   - checks that triage-gen, triage-demo and triage-bench print one version,
 #     the .pc's, and that the installed triage-gen writes byte for byte the
 #     C this build was made of;
@@ -21,8 +25,11 @@ set -euo pipefail
 make=${1:-make}
 build=${2:-build}
 schema=${3:-schema/issue.schema}
+model=${4:-demo}
 cd "$(dirname "$0")/../.."
 root=$PWD
+case $build in /*) gen=$build/gen ;; *) gen=$root/$build/gen ;; esac
+optics=$(sed -n 's/^OPTICS := //p' "$gen/optics.mk")
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 prefix=$tmp/usr
@@ -57,10 +64,43 @@ $cc -std=c11 -Wall -Wextra -Werror -pedantic filter.c $flags -o filter-strict &&
 # The example against triage-demo judge, on the same frames.
 triage-demo gen --count 3000 --seed 7 >late.frames
 triage-demo gen --count 1000 --seed 8 --size 3 --layout first >first.frames
-printf '%s\n' 'keep kind == Bug' >bugs.rules
-printf '%s\n' 'drop severity == Sev4' 'keep votes.count >= 100 || tier != Critical' >mixed.rules
+# The rules compared (all). main keeps some messages and drops others, so
+# that the comparisons say something, and is the one the checks after them
+# judge by; other is rules that are not main's.
 : >empty.rules
-for rules in default.rules bugs.rules mixed.rules empty.rules; do
+if [ "$model" = demo ]; then
+    printf '%s\n' 'keep kind == Bug' >bugs.rules
+    printf '%s\n' 'drop severity == Sev4' 'keep votes.count >= 100 || tier != Critical' >mixed.rules
+    main=default.rules other=bugs.rules
+    all=(default.rules bugs.rules mixed.rules empty.rules)
+else
+    main=
+    for o in $optics; do
+        k=$(triage-demo judge --where "has($o)" <late.frames 2>/dev/null | grep -c ' keep$' || true)
+        if [ "$k" -gt 0 ] && [ "$k" -lt 3000 ]; then
+            printf 'keep has(%s)\n' "$o" >has.rules
+            main=has.rules
+            break
+        fi
+    done
+    if [ -n "$main" ]; then
+        other=empty.rules
+        all=("$main" empty.rules)
+        echo "== rules: has.rules ($(cat has.rules)), empty.rules"
+    else
+        # no optic tells some messages from others (the schema may declare
+        # none): every verdict compared is a drop
+        main=empty.rules other=
+        all=(empty.rules)
+        echo "== rules: empty.rules (no optic of $schema is read from some messages and not others)"
+    fi
+    # the default rules, when they are this schema's (else judge refuses them)
+    if triage-demo judge --rules default.rules </dev/null >/dev/null 2>&1; then
+        all+=(default.rules)
+        echo "== rules: and default.rules"
+    fi
+fi
+for rules in "${all[@]}"; do
     for frames in late.frames first.frames; do
         ./filter "$rules" <"$frames" >got || { bad "filter $rules < $frames: exit $?"; continue; }
         triage-demo judge --rules "$rules" <"$frames" >want
@@ -72,14 +112,16 @@ for rules in default.rules bugs.rules mixed.rules empty.rules; do
         fi
     done
 done
-# the rules keep some and drop some, so the comparison is not vacuous
-kept=$(./filter default.rules <late.frames | grep -c ' keep$' || true)
-[ "$kept" -gt 0 ] && [ "$kept" -lt 3000 ] && ok "default rules keep $kept of 3000" ||
-    bad "default rules keep $kept of 3000"
+if [ "$main" != empty.rules ]; then
+    kept=$(./filter "$main" <late.frames | grep -c ' keep$' || true)
+    [ "$kept" -gt 0 ] && [ "$kept" -lt 3000 ] && ok "$main keeps $kept of 3000" ||
+        bad "$main keeps $kept of 3000"
+fi
 # a stream cut inside a frame: the lines before it, exit 2
-head -c 100000 late.frames >cut.frames
-rc=0; ./filter default.rules <cut.frames >got 2>err || rc=$?
-rj=0; triage-demo judge --rules default.rules <cut.frames >want 2>/dev/null || rj=$?
+size=$(wc -c <late.frames)
+head -c $((size - 3 < 100000 ? size - 3 : 100000)) late.frames >cut.frames
+rc=0; ./filter "$main" <cut.frames >got 2>err || rc=$?
+rj=0; triage-demo judge --rules "$main" <cut.frames >want 2>/dev/null || rj=$?
 if [ "$rc" = 2 ] && [ "$rj" = 2 ] && cmp -s got want; then
     ok "a cut stream: $(wc -l <got) lines, then exit 2 ($(cat err))"
 else
@@ -99,13 +141,14 @@ cat >compiled.c <<'EOF_C'
 
 extern const ru_compiled my_rules;
 
-int main(void)
+int main(int argc, char **argv)
 {
     char err[256];
-    ru_rules *r = ru_load("default.rules", &tr_schema, err, sizeof err);
-    ru_rules *other = ru_load("bugs.rules", &tr_schema, err, sizeof err);
-    if (r == NULL || other == NULL || !ru_compiled_fits(&my_rules, r) ||
-        ru_compiled_fits(&my_rules, other))
+    /* argv[1]: the rules my_rules was written from; argv[2], if any, others */
+    ru_rules *r = argc > 1 ? ru_load(argv[1], &tr_schema, err, sizeof err) : NULL;
+    ru_rules *other = argc > 2 ? ru_load(argv[2], &tr_schema, err, sizeof err) : NULL;
+    if (r == NULL || (argc > 2 && other == NULL) || !ru_compiled_fits(&my_rules, r) ||
+        (other != NULL && ru_compiled_fits(&my_rules, other)))
         return 1;
     static ru_subject a, b;
     static unsigned char buf[1 << 20], mem_a[1 << 20], mem_b[1 << 20];
@@ -135,10 +178,10 @@ int main(void)
 }
 EOF_C
 # shellcheck disable=SC2086
-if triage-rulesc default.rules my_rules my_rules.c &&
+if triage-rulesc "$main" my_rules my_rules.c &&
     $cc -std=c11 -Wall -Wextra -Werror compiled.c my_rules.c $flags -o compiled &&
-    judged=$(./compiled <first.frames); then
-    ok "triage-rulesc default.rules: the C builds against the install and decides $judged messages as the interpreter"
+    judged=$(./compiled "$main" ${other:+"$other"} <first.frames); then
+    ok "triage-rulesc $main: the C builds against the install and decides $judged messages as the interpreter"
 else
     bad "triage-rulesc: the rules as C do not build against the install or decide otherwise"
 fi
@@ -157,7 +200,7 @@ done
 (cd "$root" && triage-gen --out "$tmp/gen" "$schema")
 same=1
 for f in gen/*; do
-    cmp -s "$f" "$root/$build/gen/${f#gen/}" || { bad "triage-gen --out: $f differs from $build/gen"; same=0; }
+    cmp -s "$f" "$gen/${f#gen/}" || { bad "triage-gen --out: $f differs from $gen"; same=0; }
 done
 [ "$same" = 1 ] && ok "triage-gen --out writes $build/gen's $(ls gen | wc -l) files byte for byte"
 triage-gen --check orders.schema && ok "triage-gen --check orders.schema" ||
