@@ -438,6 +438,67 @@ class Checks(unittest.TestCase):
                          "t.schema:4:20: error: recursive type: B -> C -> B",
                          "t.schema:3:8: note: 'B' is declared here")
 
+    def test_recursive_chain_longer_than_python_recursion(self):
+        """The cycle check is a loop: a chain of 3000 types that closes on
+        itself is a recursive type, not a RecursionError."""
+        decls = [f"record R{i} {{ n: R{i + 1} }}" for i in range(3000)]
+        self.assertError(lines("root R0", *decls, "record R3000 { back: R1 }"),
+                         f"t.schema:3002:22: error: recursive type: "
+                         f"{' -> '.join(f'R{i}' for i in range(1, 3001))} -> R1",
+                         "t.schema:3:8: note: 'R1' is declared here")
+
+    def test_depth_bound(self):
+        """Values nest MAX_DEPTH deep at most (the root's object 1 deep), the
+        readers' limit; deeper schemas are refused with the way down, and
+        checking them takes no recursion however deep they are."""
+        from trgen.schema import MAX_DEPTH
+        with open(os.path.join(ROOT, "runtime", "json.h"), encoding="utf-8") as f:
+            self.assertRegex(f.read(), rf"#define JS_MAX_DEPTH {MAX_DEPTH}\b")
+
+        def chain(n):  # the root and n - 1 records below it: n deep
+            return lines("root R0", *(f"record R{i} {{ n: R{i + 1} }}" for i in range(n - 1)),
+                         f"record R{n - 1} {{ x: i32 }}")
+
+        parse(chain(MAX_DEPTH), F)
+        self.assertError(chain(MAX_DEPTH + 1),
+                         f"t.schema:1:6: error: a message can nest {MAX_DEPTH + 1} deep "
+                         f"(R0{'.n' * 30}....n{'.n' * 14}): readers accept values "
+                         f"{MAX_DEPTH} deep at most")
+        self.assertError(chain(5000),
+                         f"t.schema:1:6: error: a message can nest 5000 deep "
+                         f"(R0{'.n' * 30}....n{'.n' * 14}): readers accept values "
+                         f"{MAX_DEPTH} deep at most")
+
+        def lists(n, inner="i32"):
+            return lines("root R", f"record R {{ x: {'list<' * n}{inner}{'>' * n} }}")
+
+        parse(lists(MAX_DEPTH - 1), F)
+        self.assertError(lists(MAX_DEPTH),
+                         f"t.schema:1:6: error: a message can nest {MAX_DEPTH + 1} deep "
+                         f"(R.x{'[0]' * 19}...{'[0]' * 10}): readers accept values "
+                         f"{MAX_DEPTH} deep at most")
+        # the parser stops at the list one past the bound, before the rest
+        self.assertError(lists(100000),
+                         f"t.schema:2:{15 + 5 * MAX_DEPTH}: error: lists and maps nest more "
+                         f"than {MAX_DEPTH} deep: readers accept values {MAX_DEPTH} deep at most")
+
+    def test_depth_way_names_union_cases_and_maps(self):
+        """A union's object and a map are a level each; the way down the
+        deepest value names the union's case and the map."""
+        from trgen.schema import MAX_DEPTH
+
+        def schema(n):  # A, U, the map, then n records: n + 3 deep
+            decls = [f"record R{i} {{ n: R{i + 1} }}" for i in range(n - 1)]
+            return lines("root A", "record A { u: U }",
+                         'union U tag "t" { B { y: i32 } C { m: map<R0> } }', *decls,
+                         f"record R{n - 1} {{ x: i32 }}")
+
+        parse(schema(MAX_DEPTH - 3), F)
+        self.assertError(schema(MAX_DEPTH - 2),
+                         f"t.schema:1:6: error: a message can nest {MAX_DEPTH + 1} deep "
+                         f"(A.u.C.m[\"k\"].n.n.n.n.n.n.n.n.n.n.n.n.n.n.n.n.n.n.n.n.n.n.n.n"
+                         f"...{'.n' * 15}): readers accept values {MAX_DEPTH} deep at most")
+
     def test_enum_is_not_recursion(self):
         parse(lines("root A", "record A { e: E f: E }", "enum E { X }"), F)
 

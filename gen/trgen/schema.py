@@ -22,6 +22,12 @@ RULE_LITERALS = ("true", "false")
 # The most optics a schema may declare: what rules read (runtime/rules.h
 # RU_MAX_OPTICS; a gen test checks the two agree).
 MAX_OPTICS = 256
+# How deep a message's values may nest, the root's object being 1 deep: what
+# every reader accepts (runtime/json.h JS_MAX_DEPTH; a gen test checks the
+# two agree). A schema whose values may nest deeper is refused: such values
+# could never be read. The checker's own passes over the types are loops, so
+# a schema deeper than this is told so, never met with a Python recursion.
+MAX_DEPTH = 256
 
 INT_RANGE = {"i32": (-(2**31), 2**31 - 1), "i64": (-(2**63), 2**63 - 1)}
 
@@ -395,17 +401,23 @@ class _Parser:
         return int(t.text)
 
     def typeref(self) -> TypeRef:
-        t = self.peek()
-        if t.text in ("list", "map") and t.kind == "ident":
-            self.next()
+        # list<...> and map<...> around a name, read with a loop: at most
+        # MAX_DEPTH of them (each is one level of a message's nesting)
+        outer: List[Tok] = []
+        while self.peek().text in ("list", "map") and self.peek().kind == "ident":
+            t = self.next()
+            if len(outer) == MAX_DEPTH:
+                raise SchemaError(self.diags + [Diagnostic(
+                    t.pos, f"lists and maps nest more than {MAX_DEPTH} deep: readers accept "
+                           f"values {MAX_DEPTH} deep at most")])
             self.expect("<")
-            elem = self.typeref()
-            self.expect(">")
-            return TypeRef(t.text, t.pos, elem=elem)
+            outer.append(t)
         name = self.ident("a type")
-        if name.text in SCALARS:
-            return TypeRef("scalar", name.pos, name.text)
-        return TypeRef("named", name.pos, name.text)
+        ref = TypeRef("scalar" if name.text in SCALARS else "named", name.pos, name.text)
+        for t in reversed(outer):
+            self.expect(">")
+            ref = TypeRef(t.text, t.pos, elem=ref)
+        return ref
 
     def union(self):
         self.next()
@@ -528,6 +540,8 @@ class _Checker:
         if not self.diags:
             self.cycles()
         if not self.diags:
+            self.depth()
+        if not self.diags:
             self.optics()
         if len(s.optics) > MAX_OPTICS:
             o = s.optics[MAX_OPTICS]
@@ -633,22 +647,92 @@ class _Checker:
                 if t.kind == "named" and not isinstance(t.decl, Enum):
                     yield t
 
-        def visit(d, trail):
-            state[d.name] = 1
-            for t in children(d):
+        def visit(start):
+            # depth first, with a stack of (declaration, its children to
+            # go): a chain of types as long as the schema is takes no recursion
+            state[start.name] = 1
+            stack = [(start, children(start))]
+            while stack:
+                d, kids = stack[-1]
+                t = next(kids, None)
+                if t is None:
+                    state[d.name] = 2
+                    stack.pop()
+                    continue
                 st = state.get(t.decl.name, 0)
                 if st == 1:
+                    trail = [e.name for e, _ in stack]
                     cyc = trail[trail.index(t.decl.name):]  # the loop, not the way in
                     loop = " -> ".join(cyc + [t.decl.name])
                     self.err(t.pos, f"recursive type: {loop}",
                              [(t.decl.pos, f"'{t.decl.name}' is declared here")])
                 elif st == 0:
-                    visit(t.decl, trail + [t.decl.name])
-            state[d.name] = 2
+                    state[t.decl.name] = 1
+                    stack.append((t.decl, children(t.decl)))
 
         for d in self.s.order:
             if state.get(d.name, 0) == 0:
-                visit(d, [d.name])
+                visit(d)
+
+    def depth(self):
+        """How deep the root's values may nest (its object 1 deep; a record,
+        a union's object, a list or a map one level each): refused past
+        MAX_DEPTH, with the way down. Run once cycles found none, over each
+        declaration after the ones it holds (a loop, no recursion)."""
+        # name: (depth, the steps to its deepest value's holder, that holder's name)
+        deep: Dict[str, tuple] = {}
+
+        def of_type(t: TypeRef):
+            steps = []
+            while t.kind in ("list", "map"):
+                steps.append("[0]" if t.kind == "list" else '["k"]')
+                t = t.elem
+            if t.kind == "named" and not isinstance(t.decl, Enum):
+                return len(steps) + deep[t.decl.name][0], steps, t.decl.name
+            return len(steps), steps, None
+
+        pending = [self.s.root]
+        while pending:
+            d = pending[-1]
+            if d.name in deep:
+                pending.pop()
+                continue
+            todo = []
+            for f in decl_fields(d):
+                t = f.type
+                while t.kind in ("list", "map"):
+                    t = t.elem
+                if t.kind == "named" and not isinstance(t.decl, Enum) and t.decl.name not in deep:
+                    todo.append(t.decl)
+            if todo:
+                pending += todo
+                continue
+            best = (0, [], None)
+            for case in d.cases if isinstance(d, Union) else [d]:
+                for f in case.fields:
+                    n, steps, below = of_type(f.type)
+                    if n > best[0]:
+                        head = [f".{case.name}"] if isinstance(d, Union) else []
+                        best = (n, head + [f".{f.name}"] + steps, below)
+            deep[d.name] = (1 + best[0], best[1], best[2])
+            pending.pop()
+        n = deep[self.s.root.name][0]
+        if n > MAX_DEPTH:
+            way, at = [], self.s.root.name
+            while at is not None:
+                _, steps, at = deep[at]
+                way += steps
+            text = "".join(way)
+            if len(text) > 100:  # its ends, whole steps
+                head, tail = "", ""
+                while len(head) + len(way[0]) <= 60:
+                    head += way.pop(0)
+                while len(tail) + len(way[-1]) <= 30:
+                    tail = way.pop() + tail
+                text = f"{head}...{tail}"
+            self.err(self.s.root_pos,
+                     f"a message can nest {n} deep ({self.s.root.name}{text}): readers accept "
+                     f"values {MAX_DEPTH} deep at most")
 
     # ---- optics
     def optics(self):
