@@ -16,6 +16,9 @@
 # $(BUILD) (build/ by default; build/san for the sanitizer build).
 
 SHELL := /bin/bash
+# `make` alone builds everything, whichever rule comes first below (the
+# included makefiles' rules, demo.mk's say, come before all's)
+.DEFAULT_GOAL := all
 CC ?= gcc
 BUILD ?= build
 GEN := $(BUILD)/gen

@@ -103,6 +103,11 @@ void src_report(const src_input *s, const char *cmd)
 {
     if (s->err.code == TR_E_IO)
         fprintf(stderr, "triage-demo %s: %s at byte %zu\n", cmd, s->io_err, s->err.offset);
+    else if (s->ndjson && s->err.code == TR_E_FRAME_SIZE)
+        /* said of the line, which is what --ndjson reads (a frame is not) */
+        fprintf(stderr, "triage-demo %s: a line longer than %u bytes, the most a message may be "
+                        "(%s) at byte %zu\n",
+                cmd, (unsigned)FR_DEFAULT_MAX_LEN, tr_error_name(s->err.code), s->err.offset);
     else
         fprintf(stderr, "triage-demo %s: %s (%s) at byte %zu\n", cmd, tr_error_text(s->err.code),
                 tr_error_name(s->err.code), s->err.offset);

@@ -30,6 +30,17 @@ def verdict(text):
     return lines[0].split(":=", 1)[1].strip() == "yes"
 
 
+class DefaultGoal(unittest.TestCase):
+    def test_make_alone_builds_all(self):
+        """demo.mk's rule comes before all's in the Makefile; without
+        .DEFAULT_GOAL it was `make`'s goal, which then built nothing else."""
+        with open(os.path.join(ROOT, "Makefile"), encoding="utf-8") as f:
+            text = f.read()
+        goal = [ln for ln in text.splitlines() if ln.startswith(".DEFAULT_GOAL")]
+        self.assertEqual(goal, [".DEFAULT_GOAL := all"])
+        self.assertLess(text.index(".DEFAULT_GOAL"), text.index("-include $(GEN)/demo.mk"))
+
+
 class DemoModel(unittest.TestCase):
     @classmethod
     def setUpClass(cls):

@@ -5,7 +5,7 @@
 # faults: an upstream that stops after N bytes for many N, a downstream that
 # goes away, a peer that cannot be reached; and --verify, gzip frames (run
 # --compress gzip, a mixed stream kept exactly as judge --grpc-encoding gzip
-# keeps it).
+# keeps it); judge and check reading --ndjson.
 #
 #   usage: tests/e2e/run.sh build/triage-demo
 #
@@ -287,5 +287,57 @@ check "filter --grpc-encoding gzip on a mix: forwards exactly judge's kept frame
     cmp -s "$tmp/mix.want" "$tmp/mix.got"
 check "filter --grpc-encoding gzip on a mix: judge's count" \
     test "$(grep -o '"kept":[0-9]*,"kept_bytes"' "$tmp/filter.json" | grep -o '[0-9]*')" -eq "$(grep -c keep "$tmp/mix.judge")"
+
+# ---- 7. --ndjson: one JSON message per line, for judge and check
+# The same 500 messages as frames and as lines (LF, CRLF, blank and
+# whitespace-only lines between them, the last without its newline): the
+# same verdicts, the same values, every message ok. Then a malformed line
+# and a line longer than a message may be.
+$T "$demo" gen --count 500 --seed 21 >"$tmp/nd.frames"
+$py - "$tmp/nd.frames" "$tmp/nd.json" <<'PY'
+import sys
+data, msgs, at = open(sys.argv[1], 'rb').read(), [], 0
+while at < len(data):
+    n = int.from_bytes(data[at + 1:at + 5], 'big')
+    msgs.append(data[at + 5:at + 5 + n])
+    at += 5 + n
+assert len(msgs) == 500 and not any(b'\n' in m for m in msgs)
+out = b''
+for k, m in enumerate(msgs):
+    out += m + (b'\r\n' if k % 3 == 1 else b'\n')
+    if k % 50 == 7:
+        out += b'\n  \t\r\n'
+open(sys.argv[2], 'wb').write(out[:-1])
+PY
+$T "$demo" judge <"$tmp/nd.frames" >"$tmp/nd.want"
+$T "$demo" judge --ndjson <"$tmp/nd.json" >"$tmp/nd.got"
+check "judge --ndjson: the verdicts judge gives the same messages as frames" \
+    test $? -eq 0 -a "$(wc -l <"$tmp/nd.got")" -eq 500 -a -n "$(grep ' keep$' "$tmp/nd.got")"
+check "judge --ndjson: line for line as the frames" cmp -s "$tmp/nd.want" "$tmp/nd.got"
+$T "$demo" judge --print kind,severity,votes <"$tmp/nd.frames" >"$tmp/nd.pwant"
+$T "$demo" judge --ndjson --print kind,severity,votes <"$tmp/nd.json" >"$tmp/nd.pgot"
+check "judge --ndjson --print: the values read from the frames" cmp -s "$tmp/nd.pwant" "$tmp/nd.pgot"
+$T "$demo" check --ndjson --level schema <"$tmp/nd.json" >"$tmp/nd.check"
+check "check --ndjson: every message ok" test $? -eq 0 -a "$(grep -cx ok "$tmp/nd.check")" -eq 500
+# a malformed line among good ones: its own 'bad <offset> <reason>', the
+# offset inside the line (8: the '}' where a key should follow the ',')
+printf '{"id":1}\n\n{"id":1,}\n' >"$tmp/nd.bad"
+$T "$demo" check --ndjson --level json <"$tmp/nd.bad" >"$tmp/nd.badout"
+check "check --ndjson: a malformed line is bad at its offset, the others ok" \
+    test "$(tr '\n' '|' <"$tmp/nd.badout")" = "ok|bad 8 unexpected character (SYNTAX)|"
+$T "$demo" judge --ndjson --verify json <"$tmp/nd.bad" >"$tmp/nd.badj"
+check "judge --ndjson --verify json: a malformed line is none drop" \
+    test "$(tail -1 "$tmp/nd.badj")" = "none drop" -a "$(wc -l <"$tmp/nd.badj")" -eq 2
+# a line past 4 MiB: the lines before it, then where it starts, exit 2
+{ head -n 3 "$tmp/nd.json"; head -c $((5 << 20)) /dev/zero | tr '\0' ' '; echo; } \
+    >"$tmp/nd.long"
+skip=$(head -n 3 "$tmp/nd.json" | wc -c)
+$T "$demo" judge --ndjson <"$tmp/nd.long" >"$tmp/nd.longout" 2>"$tmp/nd.longerr"
+lrc=$?
+check "judge --ndjson: a line longer than a message may be: exit 2 after the lines before it" \
+    test $lrc -eq 2 -a "$(wc -l <"$tmp/nd.longout")" -eq 3
+check "judge --ndjson: that line named, at its first byte ($skip)" \
+    grep -q "a line longer than 4194304 bytes, the most a message may be (FRAME_SIZE) at byte $skip\$" \
+    "$tmp/nd.longerr"
 
 finish
