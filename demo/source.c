@@ -44,9 +44,13 @@ int src_next(src_input *s, fr_frame *f)
         size_t n;
         const uint8_t *p = rb_data(&s->ring, &n);
         if (s->ndjson) {
-            const uint8_t *nl = n > 0 ? memchr(p, '\n', n) : NULL;
+            const uint8_t *nl = n > s->scanned ? memchr(p + s->scanned, '\n', n - s->scanned) : NULL;
+            s->scanned = n;
             if (nl != NULL || (s->eof && n > 0)) {
                 size_t len = nl != NULL ? (size_t)(nl - p) : n;
+                if (len > FR_DEFAULT_MAX_LEN)
+                    break; /* longer than a message may be, however it arrived */
+                s->scanned = 0;
                 s->pending = nl != NULL ? len + 1 : len;
                 if (line_message(p, len, s->offset, f))
                     return 1;
@@ -57,11 +61,8 @@ int src_next(src_input *s, fr_frame *f)
             }
             if (s->eof)
                 return 0;
-            if (n > FR_DEFAULT_MAX_LEN) {
-                /* a line as long as a frame may be, and no end in sight */
-                s->err = (tr_error){TR_E_FRAME_SIZE, s->offset, NULL};
-                return -1;
-            }
+            if (n > FR_DEFAULT_MAX_LEN)
+                break; /* no end in sight of a line already too long */
         } else {
             fr_status st = fr_next(&s->split, p, p + n, s->offset, f);
             if (st == FR_FRAME) {
@@ -97,6 +98,9 @@ int src_next(src_input *s, fr_frame *f)
         else
             rb_commit(&s->ring, (size_t)got);
     }
+    /* (ndjson) a line longer than a message may be: said at its first byte */
+    s->err = (tr_error){TR_E_FRAME_SIZE, s->offset, NULL};
+    return -1;
 }
 
 void src_report(const src_input *s, const char *cmd)

@@ -21,6 +21,8 @@ typedef struct {
     bool eof;
     bool ndjson;    /* one JSON message a line instead of frames (blank
                        lines skipped; a line over 4 MiB is an error) */
+    size_t scanned; /* ndjson: bytes of the ring known to hold no newline
+                       (each byte of a long line is looked at once) */
     tr_error err;   /* framing error (stream offset), or TR_E_IO */
     char io_err[160];
 } src_input;

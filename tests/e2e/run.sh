@@ -339,5 +339,17 @@ check "judge --ndjson: a line longer than a message may be: exit 2 after the lin
 check "judge --ndjson: that line named, at its first byte ($skip)" \
     grep -q "a line longer than 4194304 bytes, the most a message may be (FRAME_SIZE) at byte $skip\$" \
     "$tmp/nd.longerr"
+# at the bound: a line of 4 MiB is a message, one of 4 MiB + 1 is not,
+# however its newline arrives (here with the byte past the bound)
+$py - "$tmp/nd.edge" <<'PY'
+import sys
+pad = lambda n, v: b' ' * (n - len(v)) + v + b'\n'
+open(sys.argv[1], 'wb').write(b'{"id":1}\n' + pad(4 << 20, b'{"id":2}') + pad((4 << 20) + 1, b'{"id":3}'))
+PY
+$T "$demo" judge --ndjson <"$tmp/nd.edge" >"$tmp/nd.edgeout" 2>"$tmp/nd.edgeerr"
+erc=$?
+check "judge --ndjson: a line of 4 MiB is a message, the next of 4 MiB + 1 bytes an error at its first byte" \
+    test $erc -eq 2 -a "$(wc -l <"$tmp/nd.edgeout")" -eq 2 -a \
+    -n "$(grep "(FRAME_SIZE) at byte $((9 + (4 << 20) + 1))\$" "$tmp/nd.edgeerr")"
 
 finish
