@@ -288,6 +288,17 @@ check "filter --grpc-encoding gzip on a mix: forwards exactly judge's kept frame
 check "filter --grpc-encoding gzip on a mix: judge's count" \
     test "$(grep -o '"kept":[0-9]*,"kept_bytes"' "$tmp/filter.json" | grep -o '[0-9]*')" -eq "$(grep -c keep "$tmp/mix.judge")"
 
+# judge --summary: a tally on stderr whose rows add up the verdict lines
+$T "$demo" gen --count 300 --seed 3 | $T "$demo" judge --summary >"$tmp/sum.v" 2>"$tmp/sum.t"
+sum_ok=1
+while read -r kind seen kept; do
+    [ "$kind" = kind ] && continue
+    [ "$seen" = "$(grep -c "^$kind " "$tmp/sum.v")" ] && [ "$kept" = "$(grep -c "^$kind keep\$" "$tmp/sum.v")" ] ||
+        sum_ok=0
+done <"$tmp/sum.t"
+check "judge --summary: a row a kind and none, each adding up judge's lines" \
+    test $sum_ok = 1 -a "$(wc -l <"$tmp/sum.t")" -eq 5 -a "$(head -1 "$tmp/sum.t" | tr -s ' ')" = "kind seen kept"
+
 # ---- 7. --ndjson: one JSON message per line, for judge and check
 # The same 500 messages as frames and as lines (LF, CRLF, blank and
 # whitespace-only lines between them, the last without its newline): the
