@@ -28,6 +28,7 @@ sys.path.insert(0, GEN)
 
 from trgen.schema import parse  # noqa: E402
 from test_schema import run_trgen  # noqa: E402
+from randschema import random_schema  # noqa: E402
 
 try:
     import jinja2  # noqa: F401
@@ -289,6 +290,15 @@ class Compiles(unittest.TestCase):
         for name, text in SCHEMAS.items():
             with self.subTest(schema=name):
                 self.check_text(name, text)
+
+    def test_random_schemas(self):
+        """Shapes nobody wrote down: random schemas (randschema.py), each
+        checked, generated and compiled as the others (TR_RANDOM_SCHEMAS=N:
+        the first N seeds instead of 6)."""
+        n = int(os.environ.get("TR_RANDOM_SCHEMAS", "6"))
+        for seed in range(n):
+            with self.subTest(seed=seed):
+                self.check_text(f"random{seed}", random_schema(seed))
 
 
 if __name__ == "__main__":
