@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # run.sh MAKE BUILD SCHEMA [MODEL]: the install, used as a user would (make
 # test-install runs it from the repository's root; MODEL is demo when SCHEMA
-# declares the demo's model, scripts/demo_model.py, else other). Installs into a temporary folder with
-# `make install PREFIX=...`, then, with nothing of the repository on any
-# path:
+# declares the demo's model, scripts/demo_model.py, else other). Installs
+# into a temporary folder with `make install PREFIX=...`, then, with nothing
+# of the repository on any path:
 #   - builds examples/filter.c with `cc FILE $(pkg-config --cflags --libs triage)`
 #     (and again with -std=c11 -Wall -Wextra -Werror -pedantic: the installed
 #     headers are clean), and checks that it prints what `triage-demo judge
