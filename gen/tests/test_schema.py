@@ -477,6 +477,13 @@ class Checks(unittest.TestCase):
                          f"t.schema:1:6: error: a message can nest {MAX_DEPTH + 1} deep "
                          f"(R.x{'[0]' * 19}...{'[0]' * 10}): readers accept values "
                          f"{MAX_DEPTH} deep at most")
+        # steps longer than the shown ends: the first and the last, whole
+        long = "q" * 80
+        self.assertError(lines("root R0", *(f"record R{i} {{ {long}: R{i + 1} }}"
+                                             for i in range(MAX_DEPTH)),
+                               f"record R{MAX_DEPTH} {{ x: i32 }}"),
+                         f"t.schema:1:6: error: a message can nest {MAX_DEPTH + 1} deep "
+                         f"(R0.{long}....{long}): readers accept values {MAX_DEPTH} deep at most")
         # the parser stops at the list one past the bound, before the rest
         self.assertError(lists(100000),
                          f"t.schema:2:{15 + 5 * MAX_DEPTH}: error: lists and maps nest more "

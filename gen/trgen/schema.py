@@ -723,11 +723,11 @@ class _Checker:
                 _, steps, at = deep[at]
                 way += steps
             text = "".join(way)
-            if len(text) > 100:  # its ends, whole steps
-                head, tail = "", ""
-                while len(head) + len(way[0]) <= 60:
+            if len(text) > 100:  # its ends, whole steps (one at least each)
+                head, tail = way.pop(0), way.pop()
+                while way and len(head) + len(way[0]) <= 60:
                     head += way.pop(0)
-                while len(tail) + len(way[-1]) <= 30:
+                while way and len(tail) + len(way[-1]) <= 30:
                     tail = way.pop() + tail
                 text = f"{head}...{tail}"
             self.err(self.s.root_pos,
