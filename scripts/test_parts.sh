@@ -10,8 +10,9 @@
 # it needs itself). As each part ends, one line says how it went and how
 # long it took; a failed part's log follows. The last line: "make test: N
 # passed, M failed" over the build and the parts, the failed ones named,
-# and ", K left out: ..." when parts written for the demo's schema said they
-# were left out (Makefile: demo_skip, a schema other than the demo's);
+# and ", K left out: ..." when parts said they were left out ("PART: left
+# out: why" in their log: test-grpc with a schema no optic of which tells
+# some messages from others);
 # exits 1 when any failed.
 # Usage: scripts/test_parts.sh MAKE JOBS LOGS BUILD_PART [early:|light:]PART...
 set -uo pipefail
