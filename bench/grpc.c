@@ -455,13 +455,17 @@ static int srv_close(nghttp2_session *s, int32_t sid, uint32_t code, void *ud)
     return 0;
 }
 
+/* The gRPC bench running (peers_setup sets it), named by the code they share
+ * (the server, the load generator, the proxy children) in what it says. */
+static const char *bench_name = "grpc";
+
 /* What nghttp2 found wrong in a peer's frames (the connection error it
  * answers with GOAWAY, or a stream's): on stderr, so that a failed run says
  * which side erred and how, not only that calls failed. */
 static int h2_error(nghttp2_session *s, int code, const char *msg, size_t len, void *ud)
 {
     (void)ud;
-    fprintf(stderr, "triage-bench grpc: %s: nghttp2: %.*s (%s)\n",
+    fprintf(stderr, "triage-bench %s: %s: nghttp2: %.*s (%s)\n", bench_name,
             nghttp2_session_check_server_session(s) ? "server" : "client", (int)len, msg,
             nghttp2_strerror(code));
     return 0;
@@ -699,7 +703,7 @@ static double load_n(uint16_t port, int streams, int conns, uint64_t count, uint
     for (int k = 0; k < conns && ok; k++) {
         c[k].fd = net_connect(addr, err, sizeof err);
         if (c[k].fd < 0) {
-            fprintf(stderr, "triage-bench grpc: %s\n", err);
+            fprintf(stderr, "triage-bench %s: %s\n", bench_name, err);
             ok = false;
         } else if (nonblock_nodelay(c[k].fd) != 0) {
             ok = false;
@@ -750,7 +754,7 @@ static double load_n(uint16_t port, int streams, int conns, uint64_t count, uint
         if (!ok)
             break;
         if (poll(p, (nfds_t)conns, 10000) <= 0) {
-            fprintf(stderr, "triage-bench grpc: no progress for 10 s\n");
+            fprintf(stderr, "triage-bench %s: no progress for 10 s\n", bench_name);
             break;
         }
         for (int k = 0; k < conns; k++)
@@ -760,8 +764,8 @@ static double load_n(uint16_t port, int streams, int conns, uint64_t count, uint
     double t = bn_now() - t0;
     ok = r.done == streams && r.failed == 0;
     if (!ok)
-        fprintf(stderr, "triage-bench grpc: %d of %d calls ended, %d failed%s%s\n", r.done,
-                streams, r.failed, r.failed > 0 ? "; " : "", r.failed > 0 ? r.why : "");
+        fprintf(stderr, "triage-bench %s: %d of %d calls ended, %d failed%s%s\n", bench_name,
+                r.done, streams, r.failed, r.failed > 0 ? "; " : "", r.failed > 0 ? r.why : "");
     *kept = r.msgs;
     *bytes = r.bytes;
     if (nlat != NULL)
@@ -800,10 +804,11 @@ typedef struct {
 } judge_ctx;
 
 /* A proxy's connection ended by an error: on stderr, so a failed run says
- * what the proxy saw; ctx names the bench. */
+ * what the proxy saw. */
 static void proxy_log(void *ctx, const char *line)
 {
-    fprintf(stderr, "triage-bench %s: proxy: %s\n", (const char *)ctx, line);
+    (void)ctx;
+    fprintf(stderr, "triage-bench %s: proxy: %s\n", bench_name, line);
 }
 
 static int judge(void *ctx, const hp_message *m, char *why, size_t whylen)
@@ -859,14 +864,14 @@ static void proxy_child(int lfd, uint16_t server_port, bench_case c, const po_po
     }
     hp_config cfg = {.listen_fd = lfd, .upstream = to, .judge_responses = true,
                      .judge = judge, .judge_ctx = &j, .stop_fd = sfd, .grace_ms = 2000,
-                     .log = proxy_log, .log_ctx = (void *)"grpc"};
+                     .log = proxy_log};
     j.e = hp_new(&cfg, err, sizeof err);
     if (j.e == NULL) {
-        fprintf(stderr, "triage-bench grpc: proxy: %s\n", err);
+        fprintf(stderr, "triage-bench %s: proxy: %s\n", bench_name, err);
         goto out;
     }
     if (hp_run(j.e, err, sizeof err) != 0) {
-        fprintf(stderr, "triage-bench grpc: proxy: %s\n", err);
+        fprintf(stderr, "triage-bench %s: proxy: %s\n", bench_name, err);
         goto out;
     }
     rep.at = j.at;
@@ -893,7 +898,7 @@ static int listen_any(uint16_t *port)
     char err[NET_ERR_LEN];
     int fd = net_listen("127.0.0.1:0", 64, port, err, sizeof err);
     if (fd < 0)
-        fprintf(stderr, "triage-bench grpc: %s\n", err);
+        fprintf(stderr, "triage-bench %s: %s\n", bench_name, err);
     return fd;
 }
 
@@ -929,7 +934,7 @@ static void stop(pid_t pid) { stop_how(pid, NULL, 0); }
 /* Stops a proxy child and reads its report (size bytes from fd, then
  * closed): whether it came whole. When it did not, says on stderr how the
  * child ended, so that a failed row is never silent. */
-static bool take_report(const char *bench, pid_t pid, int fd, void *rep, size_t size)
+static bool take_report(pid_t pid, int fd, void *rep, size_t size)
 {
     char how[96] = "";
     stop_how(pid, how, sizeof how);
@@ -937,8 +942,8 @@ static bool take_report(const char *bench, pid_t pid, int fd, void *rep, size_t 
     close(fd);
     if (n == (ssize_t)size)
         return true;
-    fprintf(stderr, "triage-bench %s: proxy process %d gave no report: %s\n", bench, (int)pid,
-            how);
+    fprintf(stderr, "triage-bench %s: proxy process %d gave no report: %s\n", bench_name,
+            (int)pid, how);
     return false;
 }
 
@@ -947,6 +952,7 @@ static bool take_report(const char *bench, pid_t pid, int fd, void *rep, size_t 
  * set up. */
 static bool peers_setup(const char *bench, frame_pool *pool, po_policy *pol)
 {
+    bench_name = bench;
     sk_init();
     rd_choice none = {0};
     char err[1024];
@@ -1012,8 +1018,7 @@ static bool run_row(bench_case c, int streams, uint64_t count, uint16_t server_p
     ok = t >= 0;
     out->seconds = t;
     if (pid > 0) {
-        out->has_proxy = take_report("grpc", pid, pfd[0], &out->rep, sizeof out->rep) &&
-                         out->rep.ok;
+        out->has_proxy = take_report(pid, pfd[0], &out->rep, sizeof out->rep) && out->rep.ok;
         ok = ok && out->has_proxy;
     }
     return ok;
@@ -1181,7 +1186,7 @@ static void *scale_worker_main(void *arg)
     }
     char err[NET_ERR_LEN + 64];
     if (hp_run(w->e, err, sizeof err) != 0)
-        fprintf(stderr, "triage-bench grpc-scale: proxy: %s\n", err);
+        fprintf(stderr, "triage-bench %s: proxy: %s\n", bench_name, err);
     return NULL;
 }
 
@@ -1208,7 +1213,7 @@ static double cpu_seconds(int who)
 
 /* The proxy child: n engines (optics, responses judged) on fds, busy
  * polling for busy_us after events, until SIGTERM. */
-static void scale_child(const char *bench, const int *fds, int n, const int *cpus, int busy_us,
+static void scale_child(const int *fds, int n, const int *cpus, int busy_us,
                         uint16_t server_port, const po_policy *pol, int out)
 {
     scale_report rep;
@@ -1231,12 +1236,12 @@ static void scale_child(const char *bench, const int *fds, int n, const int *cpu
         j[i].rd = rd_new();
         hp_config cfg = {.listen_fd = fds[i], .upstream = to, .judge_responses = true,
                          .judge = judge, .judge_ctx = &j[i], .stop_fd = -1, .grace_ms = 2000,
-                         .busy_poll_us = busy_us, .log = proxy_log, .log_ctx = (void *)bench};
+                         .busy_poll_us = busy_us, .log = proxy_log};
         w[i].cpu = cpus[i];
         w[i].e = j[i].rd != NULL ? hp_new(&cfg, err, sizeof err) : NULL;
         j[i].e = w[i].e;
         if (w[i].e == NULL || pthread_create(&th[i], NULL, scale_worker_main, &w[i]) != 0) {
-            fprintf(stderr, "triage-bench %s: proxy: cannot start worker %d\n", bench, i);
+            fprintf(stderr, "triage-bench %s: proxy: cannot start worker %d\n", bench_name, i);
             rep.ok = 0;
             break;
         }
@@ -1290,7 +1295,7 @@ static bool scale_run(scale_row *r, uint64_t count, size_t lat_cap, uint16_t spo
         pid = net_fork_tied();
         if (pid == 0) {
             close(pfd[0]);
-            scale_child("grpc-scale", fds, r->workers, cpus, r->busy_us, sport, pol, pfd[1]);
+            scale_child(fds, r->workers, cpus, r->busy_us, sport, pol, pfd[1]);
         }
         for (int i = 0; i < r->workers; i++)
             close(fds[i]);
@@ -1313,7 +1318,7 @@ static bool scale_run(scale_row *r, uint64_t count, size_t lat_cap, uint16_t spo
     r->seconds = t;
     ok = t >= 0;
     if (pid > 0)
-        ok = take_report("grpc-scale", pid, pfd[0], &r->rep, sizeof r->rep) && r->rep.ok && ok;
+        ok = take_report(pid, pfd[0], &r->rep, sizeof r->rep) && r->rep.ok && ok;
     return ok;
 }
 
@@ -1688,7 +1693,7 @@ static bool haproxy_row(const bn_opts *o, const char *haproxy, int np, int strea
         px[i] = net_fork_tied();
         if (px[i] == 0) {
             close(p[0]);
-            scale_child("grpc-haproxy", &fd, 1, cpus, 0, sport, pol, p[1]);
+            scale_child(&fd, 1, cpus, 0, sport, pol, p[1]);
         }
         close(fd);
         close(p[1]);
@@ -1721,8 +1726,7 @@ static bool haproxy_row(const bn_opts *o, const char *haproxy, int np, int strea
     }
     stop(hx);
     for (int i = 0; i < started; i++) {
-        ok = take_report("grpc-haproxy", px[i], pfd[i], &rep[i], sizeof rep[i]) && rep[i].ok &&
-             ok;
+        ok = take_report(px[i], pfd[i], &rep[i], sizeof rep[i]) && rep[i].ok && ok;
     }
     if (cfg[0] != '\0')
         unlink(cfg);
