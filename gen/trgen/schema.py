@@ -138,6 +138,17 @@ def decl_fields(d):
         yield from r.fields
 
 
+def held_refs(d):
+    """The references to records and unions that d's fields hold, through
+    lists and maps (an enum holds nothing)."""
+    for f in decl_fields(d):
+        t = f.type
+        while t.kind in ("list", "map"):
+            t = t.elem
+        if t.kind == "named" and not isinstance(t.decl, Enum):
+            yield t
+
+
 @dataclass
 class Step:
     """One step of an optic path: a field, a union case, an index, the tag."""
@@ -639,19 +650,11 @@ class _Checker:
         without recursion on the input; the model has none, so refuse it."""
         state: Dict[str, int] = {}
 
-        def children(d):
-            for f in decl_fields(d):
-                t = f.type
-                while t.kind in ("list", "map"):
-                    t = t.elem
-                if t.kind == "named" and not isinstance(t.decl, Enum):
-                    yield t
-
         def visit(start):
-            # depth first, with a stack of (declaration, its children to
+            # depth first, with a stack of (declaration, its held refs to
             # go): a chain of types as long as the schema is takes no recursion
             state[start.name] = 1
-            stack = [(start, children(start))]
+            stack = [(start, held_refs(start))]
             while stack:
                 d, kids = stack[-1]
                 t = next(kids, None)
@@ -668,7 +671,7 @@ class _Checker:
                              [(t.decl.pos, f"'{t.decl.name}' is declared here")])
                 elif st == 0:
                     state[t.decl.name] = 1
-                    stack.append((t.decl, children(t.decl)))
+                    stack.append((t.decl, held_refs(t.decl)))
 
         for d in self.s.order:
             if state.get(d.name, 0) == 0:
@@ -697,13 +700,7 @@ class _Checker:
             if d.name in deep:
                 pending.pop()
                 continue
-            todo = []
-            for f in decl_fields(d):
-                t = f.type
-                while t.kind in ("list", "map"):
-                    t = t.elem
-                if t.kind == "named" and not isinstance(t.decl, Enum) and t.decl.name not in deep:
-                    todo.append(t.decl)
+            todo = [t.decl for t in held_refs(d) if t.decl.name not in deep]
             if todo:
                 pending += todo
                 continue
