@@ -1443,16 +1443,16 @@ static void log_collect(void *ctx, const char *line)
         snprintf(k->bad, sizeof k->bad, "%s", line);
 }
 
-/* A client that is not HTTP/2: it sends an HTTP/1.1 request, says it is
- * done, and waits for the proxy to close the connection. */
-static void http1_client(const char *addr)
+/* A client that sends n bytes (then says it is done, when done is set) and
+ * waits for the proxy to close the connection, reading what it answers. */
+static void send_until_closed(const char *addr, const void *bytes, size_t n, bool done)
 {
     char err[NET_ERR_LEN];
     int fd = net_connect(addr, err, sizeof err);
     REQUIREF(fd >= 0, "%s", err);
-    static const char req[] = "GET / HTTP/1.1\r\nHost: x\r\n\r\n";
-    REQUIRE(write(fd, req, sizeof req - 1) == (ssize_t)(sizeof req - 1));
-    shutdown(fd, SHUT_WR);
+    REQUIRE(write(fd, bytes, n) == (ssize_t)n);
+    if (done)
+        shutdown(fd, SHUT_WR);
     uint8_t buf[512];
     for (;;) {
         struct pollfd p = {.fd = fd, .events = POLLIN};
@@ -1461,6 +1461,13 @@ static void http1_client(const char *addr)
             break;
     }
     close(fd);
+}
+
+/* A client that is not HTTP/2: an HTTP/1.1 request. */
+static void http1_client(const char *addr)
+{
+    static const char req[] = "GET / HTTP/1.1\r\nHost: x\r\n\r\n";
+    send_until_closed(addr, req, sizeof req - 1, true);
 }
 
 /* Each connection the engine gives up on is one line for the log, with the
@@ -1516,9 +1523,6 @@ START_TEST(a_refused_goaway_is_logged_with_its_reason)
     memset(&t, 0, sizeof t);
     rig r;
     rig_start_log(&r, false, 0, log_append, &t);
-    char err[NET_ERR_LEN];
-    int fd = net_connect(r.addr, err, sizeof err);
-    REQUIREF(fd >= 0, "%s", err);
     static const uint8_t bytes[] = {
         'P', 'R', 'I', ' ', '*', ' ', 'H', 'T', 'T', 'P', '/', '2', '.', '0', '\r', '\n',
         '\r', '\n', 'S', 'M', '\r', '\n', '\r', '\n',
@@ -1526,15 +1530,7 @@ START_TEST(a_refused_goaway_is_logged_with_its_reason)
         0, 0, 12, 0x07, 0, 0, 0, 0, 0,                   /* GOAWAY, 12 bytes */
         0, 0, 0, 7, 0, 0, 0, 2, 'b', 'u', 'f', 's',      /* last stream 7, INTERNAL_ERROR */
     };
-    REQUIRE(write(fd, bytes, sizeof bytes) == (ssize_t)sizeof bytes);
-    uint8_t buf[512];
-    for (;;) { /* until the proxy closes the connection */
-        struct pollfd p = {.fd = fd, .events = POLLIN};
-        REQUIREF(poll(&p, 1, T_MS) == 1, "the proxy kept the connection open %d ms", T_MS);
-        if (read(fd, buf, sizeof buf) <= 0)
-            break;
-    }
-    close(fd);
+    send_until_closed(r.addr, bytes, sizeof bytes, false);
     rig_stop(&r);
     const char *want = ": the peer sent GOAWAY INTERNAL_ERROR, last stream 7: bufs (refused: ";
     REQUIREF(strstr(t.all, want) != NULL, "the log: %s", t.all);
