@@ -28,6 +28,7 @@ if ! $PY -c 'import grpc' 2>/dev/null; then
 fi
 
 . "$here/procs.sh"
+. "$here/../support/split_optic.sh"
 
 log=$tmp/log
 : >"$log"
@@ -123,13 +124,9 @@ EOF
 # demo's and so keep every message, `has(O)` for the first optic O that some
 # messages of the pool have and others lack (the checks need both).
 rules=()
-for o in ${TR_GRPC_OPTICS:-}; do
-    k=$("$demo" judge --where "has($o)" <"$tmp/frames" 2>/dev/null | grep -c ' keep$')
-    if [ "$k" -gt 0 ] && [ "$k" -lt 60 ]; then
-        rules=(--where "has($o)")
-        break
-    fi
-done
+# shellcheck disable=SC2086
+o=$(split_optic "$demo" "$tmp/frames" 60 ${TR_GRPC_OPTICS:-})
+[ -n "$o" ] && rules=(--where "has($o)")
 if [ -n "${TR_GRPC_OPTICS+set}" ] && [ ${#rules[@]} -eq 0 ]; then
     echo "test-grpc: left out: no optic of this schema is read from some of the pool's messages and not others"
     exit 0

@@ -28,6 +28,7 @@ schema=${3:-schema/issue.schema}
 model=${4:-demo}
 cd "$(dirname "$0")/../.."
 root=$PWD
+. tests/support/split_optic.sh
 case $build in /*) gen=$build/gen ;; *) gen=$root/$build/gen ;; esac
 optics=$(sed -n 's/^OPTICS := //p' "$gen/optics.mk")
 tmp=$(mktemp -d)
@@ -74,17 +75,11 @@ if [ "$model" = demo ]; then
     main=default.rules other=bugs.rules
     all=(default.rules bugs.rules mixed.rules empty.rules)
 else
-    main=
-    for o in $optics; do
-        k=$(triage-demo judge --where "has($o)" <late.frames 2>/dev/null | grep -c ' keep$' || true)
-        if [ "$k" -gt 0 ] && [ "$k" -lt 3000 ]; then
-            printf 'keep has(%s)\n' "$o" >has.rules
-            main=has.rules
-            break
-        fi
-    done
-    if [ -n "$main" ]; then
-        other=empty.rules
+    # shellcheck disable=SC2086
+    o=$(split_optic triage-demo late.frames 3000 $optics)
+    if [ -n "$o" ]; then
+        printf 'keep has(%s)\n' "$o" >has.rules
+        main=has.rules other=empty.rules
         all=("$main" empty.rules)
         echo "== rules: has.rules ($(cat has.rules)), empty.rules"
     else
