@@ -8,6 +8,7 @@ pass the checker, which stays the judge (a test keeps those it accepts).
     random_schema(seed) -> the schema's text, the same for the same seed
 """
 
+import itertools
 import random
 
 SCALARS = ("i32", "i64", "f64", "bool", "string")
@@ -16,14 +17,13 @@ WORDS = ("id", "name", "type", "kind", "int", "value", "data", "list", "case", "
 
 def random_schema(seed: int) -> str:
     r = random.Random(seed)
-    used = set()
+    serial = itertools.count()
 
     def name(prefix):
         # the prefix keeps type, field, case and optic names apart from the
         # schema language's words; a number keeps each one new
-        n = f"{prefix}{r.choice(WORDS).capitalize() if prefix.isupper() else r.choice(WORDS)}{len(used)}"
-        used.add(n)
-        return n
+        word = r.choice(WORDS)
+        return f"{prefix}{word.capitalize() if prefix.isupper() else word}{next(serial)}"
 
     enums = [(name("E"), [name("C") for _ in range(r.randint(1, 5))]) for _ in range(r.randint(0, 3))]
     types = [name("T") for _ in range(r.randint(1, 6))]
