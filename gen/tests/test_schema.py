@@ -469,8 +469,8 @@ class Checks(unittest.TestCase):
                          f"(R0{'.n' * 30}....n{'.n' * 14}): readers accept values "
                          f"{MAX_DEPTH} deep at most")
 
-        def lists(n, inner="i32"):
-            return lines("root R", f"record R {{ x: {'list<' * n}{inner}{'>' * n} }}")
+        def lists(n):
+            return lines("root R", f"record R {{ x: {'list<' * n}i32{'>' * n} }}")
 
         parse(lists(MAX_DEPTH - 1), F)
         self.assertError(lists(MAX_DEPTH),
