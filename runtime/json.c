@@ -838,6 +838,38 @@ uint8_t *js_put_string(uint8_t *w, uint8_t *wend, const char *s, size_t n)
     return w;
 }
 
+uint8_t *js_put_compact(uint8_t *w, uint8_t *wend, const uint8_t *s, size_t n)
+{
+    bool in = false, esc = false; /* inside a string; after its backslash */
+    for (size_t i = 0; i < n; i++) {
+        uint8_t b = s[i];
+        if (in) {
+            if (esc)
+                esc = false;
+            else if (b == '\\')
+                esc = true;
+            else if (b == '"')
+                in = false;
+        } else if (b == ' ' || b == '\t' || b == '\n' || b == '\r') {
+            continue;
+        } else if (b == '"') {
+            in = true;
+        }
+        size_t len = b < 0x20 ? 6 : 1;
+        if (w == NULL || (size_t)(wend - w) < len)
+            return NULL;
+        if (b < 0x20) {
+            memcpy(w, "\\u00", 4);
+            w[4] = (uint8_t)hexdig[b >> 4];
+            w[5] = (uint8_t)hexdig[b & 15];
+        } else {
+            *w = b;
+        }
+        w += len;
+    }
+    return w;
+}
+
 uint8_t *js_put_i64(uint8_t *w, uint8_t *wend, int64_t v)
 {
     char buf[20];

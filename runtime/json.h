@@ -218,6 +218,12 @@ uint8_t *js_put_string(uint8_t *w, uint8_t *wend, const char *s, size_t n);
 uint8_t *js_put_i64(uint8_t *w, uint8_t *wend, int64_t v);
 uint8_t *js_put_f64(uint8_t *w, uint8_t *wend, double v);
 
+/* JSON text s (n bytes, not validated) written on one line: without the
+ * whitespace between its tokens, its strings' bytes as they are but a
+ * control byte (which valid JSON never holds raw) written as \u00XX, as is
+ * one outside the strings. At most 6n bytes, never a tab or a line break. */
+uint8_t *js_put_compact(uint8_t *w, uint8_t *wend, const uint8_t *s, size_t n);
+
 static inline uint8_t *js_put_raw(uint8_t *w, uint8_t *wend, const char *s, size_t n)
 {
     if (w == NULL || (size_t)(wend - w) < n)

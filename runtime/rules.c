@@ -2026,7 +2026,7 @@ size_t ru_format(const op_optic *o, const op_value *v, bool from_model, char *bu
         if (from_model)
             w = o->encode != NULL ? o->encode(w, wend, v->ptr) : NULL;
         else
-            w = js_put_raw(w, wend, (const char *)v->bytes.p, v->bytes.n);
+            w = js_put_compact(w, wend, v->bytes.p, v->bytes.n);
         break;
     }
     if (w == NULL) {

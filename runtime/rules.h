@@ -264,8 +264,10 @@ bool ru_emit_c(const ru_rules *r, const char *name, const char *from, FILE *f);
 
 /* Writes optic o's value v as text into buf (NUL-terminated): an enum or a
  * tag as its case name, a string JSON-escaped in quotes, numbers as JSON,
- * true/false, a record as JSON (o->encode), a raw value as its bytes (from
- * a message given as bytes) or encoded (from the model: from_model true). Returns
+ * true/false, a record as JSON (o->encode), a raw value as its bytes on
+ * one line (from a message given as bytes: js_put_compact, the whitespace
+ * between tokens left out) or encoded (from the model: from_model true),
+ * so that the text never holds a tab or a line break. Returns
  * the length written, or 0 when buf is too small or the value has no
  * text (a case index out of range, a non-finite double, no encoder). */
 size_t ru_format(const op_optic *o, const op_value *v, bool from_model, char *buf, size_t n);

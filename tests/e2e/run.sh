@@ -363,4 +363,37 @@ check "judge --ndjson: a line of 4 MiB is a message, the next of 4 MiB + 1 bytes
     test $erc -eq 2 -a "$(wc -l <"$tmp/nd.edgeout")" -eq 2 -a \
     -n "$(grep "(FRAME_SIZE) at byte $((9 + (4 << 20) + 1))\$" "$tmp/nd.edgeerr")"
 
+# ---- 8. judge --print writes one line a message, whatever the whitespace
+# The same 300 messages compact, pretty-printed with tabs and line breaks
+# (as frames), and with tabs between their tokens (as lines): every optic's
+# values alike, a raw value (detail) written without the whitespace, so
+# each message is one line of tab-separated columns.
+optics=$("$demo" judge --print '?' </dev/null 2>&1 | sed -n 's/.*(optics: \(.*\))$/\1/p' | tr -d ' ')
+$T "$demo" gen --count 300 --seed 22 >"$tmp/ws.frames"
+$py - "$tmp/ws.frames" "$tmp/ws.pretty" "$tmp/ws.ndjson" <<'PY'
+import json, sys
+data, at, pretty, lines = open(sys.argv[1], 'rb').read(), 0, b'', b''
+while at < len(data):
+    n = int.from_bytes(data[at + 1:at + 5], 'big')
+    m = json.loads(data[at + 5:at + 5 + n])
+    at += 5 + n
+    p = json.dumps(m, indent='\t', ensure_ascii=False).encode()
+    pretty += b'\0' + len(p).to_bytes(4, 'big') + p
+    lines += json.dumps(m, separators=(',\t', ' :\t'), ensure_ascii=False).encode() + b'\n'
+open(sys.argv[2], 'wb').write(pretty)
+open(sys.argv[3], 'wb').write(lines)
+PY
+$T "$demo" judge --print "$optics" <"$tmp/ws.frames" >"$tmp/ws.want"
+$T "$demo" judge --print "$optics" <"$tmp/ws.pretty" >"$tmp/ws.got"
+check "judge --print (all optics: $optics): 300 lines, the raw detail among the values" \
+    test "$(wc -l <"$tmp/ws.want")" -eq 300 -a "$(grep -c '{"type":' "$tmp/ws.want")" -gt 0
+check "judge --print of pretty-printed messages: one line each, the compact ones' values" \
+    cmp -s "$tmp/ws.want" "$tmp/ws.got"
+$T "$demo" judge --ndjson --print "$optics" <"$tmp/ws.ndjson" >"$tmp/ws.ndgot"
+check "judge --ndjson --print of lines with tabs between tokens: the compact ones' values" \
+    cmp -s "$tmp/ws.want" "$tmp/ws.ndgot"
+$T "$demo" judge --reader decode --print "$optics" <"$tmp/ws.pretty" >"$tmp/ws.dec"
+check "judge --reader decode --print of pretty-printed messages: one line each" \
+    test "$(wc -l <"$tmp/ws.dec")" -eq 300 -a "$(awk -F'\t' '{print NF}' "$tmp/ws.dec" | sort -u)" = "$(echo "$optics" | tr ',' '\n' | wc -l)"
+
 finish

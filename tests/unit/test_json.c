@@ -921,6 +921,57 @@ START_TEST(test_put)
 }
 END_TEST
 
+/* js_put_compact: a JSON text on one line, whatever its bytes. */
+START_TEST(test_put_compact)
+{
+    static const struct {
+        const char *in, *want;
+    } cases[] = {
+        {"{ \"a\" : [ 1 , 2 ] }", "{\"a\":[1,2]}"},
+        /* spaces inside strings stay; an escaped quote does not end one */
+        {"{\n\t\"a b\": \"x y\\\" z\"\r\n}", "{\"a b\":\"x y\\\" z\"}"},
+        /* an escaped backslash, then the quote that ends the string */
+        {"[ \"\\\\\" , 1 ]", "[\"\\\\\",1]"},
+        /* control bytes: inside a string (not JSON) and outside */
+        {"\"a\x01" "b\tc\nd\"", "\"a\\u0001b\\u0009c\\u000ad\""},
+        {"[\x01, \x1f]", "[\\u0001,\\u001f]"},
+        /* bytes above 0x7F pass as they are; a string cut short stays open */
+        {" \"\xC3\xA9  \xff ", "\"\xC3\xA9  \xff "},
+        {"", ""},
+        {" \t\r\n", ""},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        size_t in = strlen(cases[i].in), n = strlen(cases[i].want);
+        for (size_t room = 0; room <= n; room++) {
+            uint8_t *w = out_at_page_end(room);
+            uint8_t *r = js_put_compact(w, w + room, (const uint8_t *)cases[i].in, in);
+            if (room < n) {
+                REQUIREF(r == NULL, "case %zu: wrote into %zu bytes of %zu", i, room, n);
+            } else {
+                REQUIREF(r == w + n && memcmp(w, cases[i].want, n) == 0, "case %zu: %.*s", i,
+                         r != NULL ? (int)(r - w) : 0, (const char *)w);
+            }
+        }
+    }
+    uint8_t buf[64];
+    ck_assert_ptr_null(js_put_compact(NULL, buf + 64, (const uint8_t *)"1", 1));
+    /* any bytes: one line (no byte below 0x20), at most 6 bytes a byte */
+    rg = rng_seed(0x0c0a);
+    for (int t = 0; t < 2000; t++) {
+        uint8_t src[48], out[6 * sizeof src];
+        size_t n = (size_t)(rnd() % sizeof src);
+        for (size_t k = 0; k < n; k++) {
+            static const char pick[] = " \t\n\r\"\\{}[]:,a1\x01\x1f\x80";
+            src[k] = rnd() % 4 == 0 ? (uint8_t)rnd() : (uint8_t)pick[rnd() % (sizeof pick - 1)];
+        }
+        uint8_t *e = js_put_compact(out, out + sizeof out, src, n);
+        REQUIRE(e != NULL && (size_t)(e - out) <= 6 * n);
+        for (const uint8_t *q = out; q < e; q++)
+            REQUIREF(*q >= 0x20, "input %d: byte %#x at %zu", t, *q, (size_t)(q - out));
+    }
+}
+END_TEST
+
 static void f64_round_trip(double v)
 {
     uint8_t buf[40];
@@ -1033,6 +1084,7 @@ static Suite *json_suite(void)
     tcase_add_test(tc, test_simd_select);
     tcase_add_test(tc, test_put);
     tcase_add_test(tc, test_put_f64);
+    tcase_add_test(tc, test_put_compact);
     tcase_add_loop_test(tc, test_conformance, 0, SIMD_WIDTHS);
     return s;
 }

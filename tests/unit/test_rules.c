@@ -1110,10 +1110,11 @@ START_TEST(format_values)
     ck_assert_str_eq(fmt(FZR_REC, v, false), "{\"n\":5}");
     v.ptr = &m.sub;
     ck_assert_str_eq(fmt(FZR_SUB, v, true), "{\"v\":100}");
-    const char *raw = "{ \"v\" : 1 }";
+    /* a raw value's bytes on one line: no whitespace between tokens */
+    const char *raw = "{ \"v\" :\n\t1 }";
     v.bytes.p = (const uint8_t *)raw;
     v.bytes.n = strlen(raw);
-    ck_assert_str_eq(fmt(FZR_SUB, v, false), raw);
+    ck_assert_str_eq(fmt(FZR_SUB, v, false), "{\"v\":1}");
 
     /* from a reader */
     ru_subject_bytes(&rd, (const uint8_t *)&m, sizeof m);
