@@ -948,12 +948,15 @@ static int compile_cmp(ps *P, operand *L, int op, operand *R)
     if (T == R)
         mask = mirror(mask);
     int cls = cls_of(T);
-    if (O->what == X_WORD) {
+    /* a case by its bare name, or as the message spells it: a JSON string
+     * (unescaped) against an enum or a union's tag */
+    if (O->what == X_WORD || (cls == RC_ENUM && O->what == X_STR && T->what == X_PATH)) {
         if (cls != RC_ENUM)
             return fail(P, O->at, "expected %s (to compare with %s), found %s",
                         expect_x(T, b1, sizeof b1), path_label(P, T, b2, sizeof b2),
                         found_x(P, O, b3, sizeof b3));
-        int c = case_of(T, P->t + O->at, O->end - O->at);
+        int c = O->what == X_WORD ? case_of(T, P->t + O->at, O->end - O->at)
+                                  : case_of(T, P->pool + O->str, O->k.s.n);
         if (c < 0)
             return not_a_case(P, T, O->at, O->end);
         int w = new_set(P, T->ncases);
@@ -1055,10 +1058,20 @@ static int compile_in(ps *P, operand *L)
             if (count == RU_MAX_LIST)
                 return fail(P, k.at, "more than %d items in one list", RU_MAX_LIST);
             if (cls == RC_ENUM) {
-                take(P);
-                if (k.type != T_IDENT)
-                    return fail(P, k.at, "expected %s, found %s", want, found_tok(P, &k, b1, sizeof b1));
-                int c = case_of(L, P->t + k.at, k.end - k.at);
+                /* a case by its bare name, or as a JSON string */
+                int c;
+                if (k.type == T_STR) {
+                    operand x;
+                    if (parse_operand(P, &x, want) < 0)
+                        return -1;
+                    c = case_of(L, P->pool + x.str, x.k.s.n);
+                } else {
+                    take(P);
+                    if (k.type != T_IDENT)
+                        return fail(P, k.at, "expected %s, found %s", want,
+                                    found_tok(P, &k, b1, sizeof b1));
+                    c = case_of(L, P->t + k.at, k.end - k.at);
+                }
                 if (c < 0)
                     return not_a_case(P, L, k.at, k.end);
                 set_bit(P, words, c);

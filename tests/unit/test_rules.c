@@ -157,6 +157,14 @@ START_TEST(enums_and_tags)
     HOLDS(&m, "many in [C99]");
     m.many = 0;
     HOLDS(&m, "many == C0 && many != C64");
+    /* a case as the message spells it: a JSON string, unescaped */
+    m = full();
+    HOLDS(&m, "kind == \"B\"");
+    HOLDS(&m, "\"A\" != kind");
+    HOLDS(&m, "sev == \"M\\u0069d\"");
+    HOLDS(&m, "sev in [Low, \"Mid\"]");
+    FAILS(&m, "sev in [\"Low\", \"High\"]");
+    FAILS(&m, "kind != \"B\"");
 }
 END_TEST
 
@@ -800,7 +808,9 @@ START_TEST(load_errors)
     REFUSED("keep sev in [Low Mid]", "t.rules:1:18: expected ',' or ']', found 'Mid'");
     REFUSED("keep sev in [Low,]", "t.rules:1:18: expected a case of Sev, found ']'");
     REFUSED("keep sev in [Low, 3]", "t.rules:1:19: expected a case of Sev, found the number 3");
-    REFUSED("keep sev in [Low, \"Mid\"]", "t.rules:1:19: expected a case of Sev, found the string \"Mid\"");
+    REFUSED("keep sev in [Low, \"Urgent\"]",
+            "t.rules:1:19: '\"Urgent\"' is not a case of Sev (cases: Low, Mid, High)");
+    REFUSED("keep sev in [Low, \"low\"]", "t.rules:1:19: '\"low\"' is not a case of Sev (cases: Low, Mid, High)");
     REFUSED("keep sev in [Low, Urgent]",
             "t.rules:1:19: 'Urgent' is not a case of Sev (cases: Low, Mid, High)");
     REFUSED("keep big in [1, Low]", "t.rules:1:17: expected a number, found 'Low'");
@@ -844,8 +854,10 @@ START_TEST(load_errors)
     REFUSED("keep sev == 1",
             "t.rules:1:13: expected a case of Sev (to compare with sev), found the number 1");
     REFUSED("keep 2 != sev", "t.rules:1:6: expected a case of Sev (to compare with sev), found the number 2");
-    REFUSED("keep sev == \"Low\"",
-            "t.rules:1:13: expected a case of Sev (to compare with sev), found the string \"Low\"");
+    REFUSED("keep sev == \"Urgent\"",
+            "t.rules:1:13: '\"Urgent\"' is not a case of Sev (cases: Low, Mid, High)");
+    REFUSED("keep \"Hig\\u0068er\" != sev",
+            "t.rules:1:6: '\"Hig\\u0068er\"' is not a case of Sev (cases: Low, Mid, High)");
     REFUSED("keep sev == kind", "t.rules:1:13: expected a case of Sev (to compare with sev), found kind (Kind)");
     REFUSED("keep sev == many", "t.rules:1:13: expected a case of Sev (to compare with sev), found many (Many)");
     REFUSED("keep sev < High", "t.rules:1:6: expected a number on each side of '<', found sev (Sev)");

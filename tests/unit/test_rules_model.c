@@ -1008,12 +1008,17 @@ static void print_lit(printer *w, const lit *l)
     switch (l->cls) {
     case LC_NUM: tok(w, K_NUM, l->num); break;
     case LC_STR: print_str(w, l->s, l->n); break;
-    case LC_ENUM: {
-        char b[256];
-        snprintf(b, sizeof b, "%.*s", (int)l->cases[l->e].n, l->cases[l->e].p);
-        tok(w, K_WORD, b);
+    case LC_ENUM:
+        /* a case by its bare name, or one time in four as the message
+         * spells it (a JSON string, which print_str escapes at random) */
+        if (rg_below(w->rg, 4) == 0) {
+            print_str(w, l->cases[l->e].p, l->cases[l->e].n);
+        } else {
+            char b[256];
+            snprintf(b, sizeof b, "%.*s", (int)l->cases[l->e].n, l->cases[l->e].p);
+            tok(w, K_WORD, b);
+        }
         break;
-    }
     default: tok(w, K_WORD, l->b ? "true" : "false"); break;
     }
 }
@@ -1505,9 +1510,8 @@ static bool gen_bad(rg_rng *rg, char *out, size_t cap, int kind)
         case LC_NUM: wrong = rg_below(rg, 2) ? "\"1\"" : "true"; break;
         case LC_STR: wrong = rg_below(rg, 2) ? "1" : "false"; break;
         case LC_BOOL: wrong = rg_below(rg, 2) ? "1" : "\"true\""; break;
-        default:
-            snprintf(b, sizeof b, "\"%.*s\"", (int)P[p].cases[0].n, P[p].cases[0].p);
-            wrong = rg_below(rg, 2) ? b : "0";
+        default: /* a string that names no case (one that does is the case) */
+            wrong = rg_below(rg, 2) ? "\"Zz_not_a_case\"" : "0";
             break;
         }
         snprintf(out, cap, "%s %s %s", P[p].text, CMP_TEXT[rg_below(rg, 2)], wrong);
@@ -1568,7 +1572,7 @@ static bool gen_bad(rg_rng *rg, char *out, size_t cap, int kind)
         case LC_BOOL: snprintf(out, cap, "%s in [true, 0]", P[p].text); break;
         default:
             snprintf(out, cap, "%s in [%.*s, %s]", P[p].text, (int)P[p].cases[0].n,
-                     P[p].cases[0].p, rg_below(rg, 2) ? "Zz_not_a_case" : "\"x\"");
+                     P[p].cases[0].p, rg_below(rg, 2) ? "Zz_not_a_case" : "\"Zz_not_a_case\"");
             break;
         }
         return true;
