@@ -69,6 +69,9 @@ enum { C_BAD, C_WS, C_OPEN_O, C_CLOSE_O, C_OPEN_A, C_CLOSE_A, C_COLON, C_COMMA, 
 #define W_SPECIAL (1ull << 63)
 
 static uint64_t jv_word[256];
+/* The same with the quote special too: the index walk's while a member is
+ * sought (a string may be its key). */
+static uint64_t jv_word_seek[256];
 static pthread_once_t tables_once = PTHREAD_ONCE_INIT;
 
 static void tables_build(void)
@@ -117,6 +120,7 @@ static void tables_build(void)
         for (int st = 0; st < S_COUNT; st++)
             w |= (uint64_t)(next[st][c] * 6) << (6 * st);
         jv_word[b] = w;
+        jv_word_seek[b] = w | (b == '"' ? W_SPECIAL : 0);
     }
 }
 
@@ -222,12 +226,11 @@ static inline __attribute__((always_inline)) int tokens(jv_state *st, jv_carry *
     return 0;
 }
 
-/* One block s of n <= 64 bytes of the input: 0 to go on, -1 when the text
- * is not valid (or not provably so). After the text's value (S_DONE) only
- * whitespace may follow. */
-static inline __attribute__((always_inline)) int jv_block(jv_state *st, jv_carry *cy, const uint8_t *s,
-                                                           size_t n, const jv_masks *m, uint64_t q,
-                                                           uint64_t in)
+/* The strings of block s (n <= 64 bytes) and its tokens: -1 when a string
+ * is not valid, else 0 with *tok_out the block's tokens (bits). */
+static inline __attribute__((always_inline)) int jv_strings(jv_state *st, jv_carry *cy, const uint8_t *s,
+                                                             size_t n, const jv_masks *m, uint64_t q,
+                                                             uint64_t in, uint64_t *tok_out)
 {
     const uint8_t *end = st->end;
     uint64_t valid = n == 64 ? ~0ull : (1ull << n) - 1;
@@ -262,6 +265,20 @@ static inline __attribute__((always_inline)) int jv_block(jv_state *st, jv_carry
         size_t k = (size_t)(cy->skip_to - s);
         tok &= k >= 64 ? 0 : ~0ull << k;
     }
+    *tok_out = tok;
+    return 0;
+}
+
+/* One block s of n <= 64 bytes of the input: 0 to go on, -1 when the text
+ * is not valid (or not provably so). After the text's value (S_DONE) only
+ * whitespace may follow. */
+static inline __attribute__((always_inline)) int jv_block(jv_state *st, jv_carry *cy, const uint8_t *s,
+                                                           size_t n, const jv_masks *m, uint64_t q,
+                                                           uint64_t in)
+{
+    uint64_t tok;
+    if (jv_strings(st, cy, s, n, m, q, in, &tok) < 0)
+        return -1;
     uint64_t state = cy->state; /* 6 x the state's number */
     int d = cy->depth;
     /* while the member is sought: the strings that could start its key
@@ -308,6 +325,94 @@ static inline __attribute__((always_inline)) int jv_block(jv_state *st, jv_carry
         s += n;                                                                         \
     }                                                                                   \
     return cy.state == 6 * S_DONE;
+
+/* ---- the tokens by index (the AVX-512 walk)
+ *
+ * jv_block's automaton loops over each block's tokens: the loop's trip count
+ * changes from block to block, and the CPU mispredicts each exit. The
+ * AVX-512 walk instead gathers the positions of a chunk's tokens (JV_CHUNK
+ * blocks, 4 KiB: offsets fit 16 bits) with VBMI2's compress, two
+ * instructions a block whatever its tokens, and runs the automaton once over
+ * them all (jv_run): the same steps in the same order, one loop a chunk.
+ * On the bench's 4 KB messages, jv_valid takes a quarter less time (2066 ->
+ * 1534 ns; chunks of 16 blocks: 1636). A number or literal is read
+ * where it starts, as jv_block reads it; its bytes are tokens, one
+ * position each, so they are stepped over by count, and one that runs on
+ * into the next chunk sets skip_to, which masks its bytes there. */
+#define JV_CHUNK 64
+
+typedef struct {
+    const uint8_t *base; /* the chunk's first byte */
+    size_t n;            /* positions gathered */
+    /* offsets from base, with room for a whole vector stored past the last */
+    uint16_t pos[JV_CHUNK * 64 + 32];
+} jv_index;
+
+/* The automaton over the chunk's tokens, which end at cend: 0 to go on, -1
+ * when the text is not valid. */
+static int jv_run(jv_state *st, jv_carry *cy, const jv_index *ix, const uint8_t *cend)
+{
+    uint64_t state = cy->state; /* 6 x the state's number */
+    int d = cy->depth;
+    const uint64_t *word_of = st->seeking ? jv_word_seek : jv_word;
+    for (size_t i = 0; i < ix->n; i++) {
+        const uint8_t *t = ix->base + ix->pos[i];
+        uint8_t c = *t;
+        uint64_t word = word_of[c];
+        uint64_t next = word >> state & 63;
+        if (__builtin_expect((word & W_SPECIAL) != 0, 0)) {
+            if (next == 0)
+                return -1;
+            if (c == '"') {
+                /* a quote is special only while seeking: a string where the
+                 * automaton expects a key at depth 1, whose first byte is
+                 * the key's or a backslash, may be the member */
+                if (d == 1 && (state == 6 * S_O_FIRST || state == 6 * S_O_KEY) &&
+                    t + 1 < st->end && (t[1] == (uint8_t)st->find->key.p[0] || t[1] == '\\')) {
+                    seek_key(st, t);
+                    if (!st->seeking)
+                        word_of = jv_word;
+                }
+            } else if (c == '{' || c == '[') {
+                if (d == JS_MAX_DEPTH)
+                    return -1;
+                st->is_array[++d] = c == '[';
+                if (t == st->watch_at) {
+                    st->watch_at = NULL;
+                    st->watch_depth = d;
+                }
+            } else if (c == '}' || c == ']') {
+                if (d == st->watch_depth) {
+                    st->find->end = t + 1;
+                    st->watch_depth = 0;
+                }
+                d--;
+                next = 6 * (d == 0 ? S_DONE : st->is_array[d] ? S_A_AFTER : S_O_AFTER);
+            } else {
+                const uint8_t *r = c == 't'   ? literal(t, st->end, "true", 4)
+                                   : c == 'f' ? literal(t, st->end, "false", 5)
+                                   : c == 'n' ? literal(t, st->end, "null", 4)
+                                              : js_number_raw(&st->ctx, t, st->end);
+                if (r == NULL)
+                    return -1;
+                if (r > cend) {
+                    /* it runs on into the next chunk: the rest of this one's
+                     * tokens are its bytes */
+                    cy->skip_to = r;
+                    state = next;
+                    break;
+                }
+                i += (size_t)(r - t) - 1;
+            }
+        }
+        state = next;
+    }
+    if (state == S_ERR)
+        return -1;
+    cy->state = state;
+    cy->depth = d;
+    return 0;
+}
 
 /* ---- portable */
 
@@ -434,9 +539,50 @@ __attribute__((target("avx512f,avx512bw"))) static inline void masks_avx512(cons
     m->f = fb != 0 ? _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8((char)fb)) : 0;
 }
 
-__attribute__((target("avx512f,avx512bw,bmi,bmi2,pclmul"))) static bool walk_avx512(jv_state *st, const uint8_t *p)
+/* Block s's token positions (bits of tok) onto the chunk's, two compresses
+ * of the lanes' offsets from the chunk's start. */
+__attribute__((target("avx512f,avx512bw,avx512vbmi2"))) static inline void jv_gather(jv_index *ix, const uint8_t *s,
+                                                                                     uint64_t tok)
 {
-    JV_WALK(masks_avx512, bk_prefix_xor_clmul)
+    const __m512i lanes = _mm512_set_epi16(31, 30, 29, 28, 27, 26, 25, 24, 23, 22, 21, 20, 19, 18, 17,
+                                           16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
+    __m512i lo = _mm512_add_epi16(lanes, _mm512_set1_epi16((short)(s - ix->base)));
+    __m512i hi = _mm512_add_epi16(lo, _mm512_set1_epi16(32));
+    _mm512_storeu_si512(ix->pos + ix->n, _mm512_maskz_compress_epi16((__mmask32)tok, lo));
+    ix->n += (size_t)__builtin_popcount((uint32_t)tok);
+    _mm512_storeu_si512(ix->pos + ix->n, _mm512_maskz_compress_epi16((__mmask32)(tok >> 32), hi));
+    ix->n += (size_t)__builtin_popcount((uint32_t)(tok >> 32));
+}
+
+__attribute__((target("avx512f,avx512bw,avx512vbmi2,bmi,bmi2,pclmul,popcnt"))) static bool
+walk_avx512(jv_state *st, const uint8_t *p)
+{
+    const uint8_t *s = p;
+    jv_masks m;
+    jv_carry cy;
+    memset(&cy, 0, sizeof cy);
+    cy.state = 6 * S_O_VALUE;
+    jv_index ix;
+    while (s < st->end) {
+        const uint8_t *cend = (size_t)(st->end - s) <= JV_CHUNK * 64 ? st->end : s + JV_CHUNK * 64;
+        ix.base = s;
+        ix.n = 0;
+        while (s < cend) {
+            size_t n = (size_t)(cend - s) < 64 ? (size_t)(cend - s) : 64;
+            masks_avx512(s, n, 0, &m);
+            uint64_t q = m.q & ~bk_escaped_bits(m.bs, &cy.esc_carry);
+            uint64_t in = bk_prefix_xor_clmul(q) ^ cy.in_carry;
+            cy.in_carry ^= (uint64_t)0 - (uint64_t)(__builtin_popcountll(q) & 1);
+            uint64_t tok;
+            if (jv_strings(st, &cy, s, n, &m, q, in, &tok) < 0)
+                return false;
+            jv_gather(&ix, s, tok);
+            s += n;
+        }
+        if (jv_run(st, &cy, &ix, cend) < 0)
+            return false;
+    }
+    return cy.state == 6 * S_DONE;
 }
 
 #endif /* BK_X86 */
@@ -451,8 +597,13 @@ static jv_walk_fn walk_for(const char *name)
     /* the wide walks also use BMI1/2 (every AVX2 CPU has them; checked all the same) */
     bool extras = __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("bmi") &&
                   __builtin_cpu_supports("bmi2");
-    if (strcmp(name, "avx512") == 0 && extras)
+    /* the AVX-512 walk gathers tokens with VBMI2's compress (jv_gather):
+     * an AVX-512 CPU without it takes the AVX2 walk */
+    if (strcmp(name, "avx512") == 0 && extras && __builtin_cpu_supports("avx512vbmi2") &&
+        __builtin_cpu_supports("popcnt"))
         return walk_avx512;
+    if (strcmp(name, "avx512") == 0 && extras)
+        return walk_avx2;
     if (strcmp(name, "avx2") == 0 && extras)
         return walk_avx2;
     if (strcmp(name, "portable") != 0)
