@@ -339,7 +339,8 @@ static inline __attribute__((always_inline)) int jv_block(jv_state *st, jv_carry
  * where it starts, as jv_block reads it; its bytes are tokens, one
  * position each, so they are stepped over by count, and one that runs on
  * into the next chunk sets skip_to, which masks its bytes there. */
-#define JV_CHUNK 64
+#define JV_CHUNK (JV_CHUNK_BYTES / 64)
+_Static_assert(JV_CHUNK_BYTES % 64 == 0 && JV_CHUNK_BYTES <= 65536, "whole blocks, 16-bit offsets");
 
 typedef struct {
     const uint8_t *base; /* the chunk's first byte */

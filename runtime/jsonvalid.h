@@ -49,6 +49,10 @@ typedef struct {
 
 bool jv_valid(const uint8_t *p, const uint8_t *end, jv_find *find) __attribute__((warn_unused_result));
 
+/* The AVX-512 walk reads its input in chunks of this many bytes (blocks
+ * whose tokens one run of the automaton reads): tests cross the boundary. */
+#define JV_CHUNK_BYTES 4096
+
 /* The width in use ("avx512", "avx2", "sse2", "portable"), after js_init. */
 const char *jv_impl_name(void);
 

@@ -144,12 +144,12 @@ START_TEST(test_handmade)
 END_TEST
 
 /* The pads the offset tests put in front of a case: every offset across
- * the first blocks' boundaries, and across the first 1024 bytes' (where
- * the AVX-512 walk's chunk of 16 blocks ends: a number or literal running
- * on into the next chunk, the token the next chunk starts with). */
+ * the first blocks' boundaries, and across the end of the AVX-512 walk's
+ * first chunk (JV_CHUNK_BYTES: a number or literal running on into the next
+ * chunk, the token the next chunk starts with). */
 #define NPADS 280
-static int pad_at(int j) { return j < 140 ? j : 960 + (j - 140); }
-static char filler[1200];
+static int pad_at(int j) { return j < 140 ? j : JV_CHUNK_BYTES - 64 + (j - 140); }
+static char filler[JV_CHUNK_BYTES + 128];
 
 /* Each case again at every offset in a block: a filler string pushes it
  * across the 64-byte boundaries (carries of strings, escapes, whitespace
@@ -159,7 +159,7 @@ START_TEST(test_block_offsets)
     if (!use_impl(_i))
         return;
     memset(filler, '.', sizeof filler - 1);
-    char buf[2600];
+    char buf[3 * JV_CHUNK_BYTES];
     for (int pass = 0; pass < 2; pass++) {
         const char *const *set = pass == 0 ? good : bad;
         size_t count = pass == 0 ? sizeof good / sizeof *good : sizeof bad / sizeof *bad;
@@ -339,7 +339,7 @@ START_TEST(test_find)
         "[{\"detail\":{}}]",
         "{\"description\":\"d\",\"dueAt\":1,\"detail\":{\"a\":[[{}]]}}",
     };
-    char buf[1600];
+    char buf[JV_CHUNK_BYTES + 512];
     memset(filler, '.', sizeof filler - 1);
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++)
         for (int j = 0; j < NPADS; j++) {
