@@ -14,8 +14,11 @@
  * skipped. A 4 KB message has some 600 tokens, so most of its bytes (string
  * contents) cost a share of three vector compares.
  *
- * One block step (jv_block) is shared by every width; only the masks
- * differ. How the end of input is met, in one place: the masks of the last
+ * The strings' step (jv_strings) is shared by every width; the tokens are
+ * read a block at a time (jv_block) by the portable, SSE2 and AVX2 walks,
+ * and a chunk of blocks at a time by the AVX-512 walk, which gathers their
+ * positions with VBMI2 (jv_run, below); only the masks differ otherwise.
+ * How the end of input is met, in one place: the masks of the last
  * block cover its n < 64 bytes (AVX-512 loads them with a masked load, the
  * others copy them into a buffer padded with spaces) and the lanes past n
  * are masked off. Everything read one byte at a time (tokens, numbers,
