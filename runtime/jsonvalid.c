@@ -170,6 +170,43 @@ static void seek_key(jv_state *st, const uint8_t *c)
         st->find->end = sk_value_end(v, st->end);
 }
 
+/* The special tokens' work, the same in both automaton loops (tokens,
+ * jv_run), for the token c at t at depth *d.
+ * An opener: one level deeper (-1 past the limit); the found member's
+ * container, when it opens here, is watched for its closer. */
+static inline __attribute__((always_inline)) int jv_open(jv_state *st, uint8_t c, const uint8_t *t, int *d)
+{
+    if (*d == JS_MAX_DEPTH)
+        return -1;
+    st->is_array[++*d] = c == '[';
+    if (t == st->watch_at) {
+        st->watch_at = NULL;
+        st->watch_depth = *d;
+    }
+    return 0;
+}
+
+/* A closer: one level up; the next state (6 x), from what encloses it. */
+static inline __attribute__((always_inline)) uint64_t jv_close(jv_state *st, const uint8_t *t, int *d)
+{
+    if (*d == st->watch_depth) {
+        st->find->end = t + 1;
+        st->watch_depth = 0;
+    }
+    --*d;
+    return 6 * (*d == 0 ? S_DONE : st->is_array[*d] ? S_A_AFTER : S_O_AFTER);
+}
+
+/* A number or literal starting at t (c): json.h reads it (the reference
+ * grammar); one past its end, or NULL when it is none. */
+static inline __attribute__((always_inline)) const uint8_t *jv_scalar(jv_state *st, uint8_t c, const uint8_t *t)
+{
+    return c == 't'   ? literal(t, st->end, "true", 4)
+           : c == 'f' ? literal(t, st->end, "false", 5)
+           : c == 'n' ? literal(t, st->end, "null", 4)
+                      : js_number_raw(&st->ctx, t, st->end);
+}
+
 /* The automaton over the tokens of w (bits of block s), in order; -1 at a
  * token that may not come (for the plain ones: *state becomes S_ERR, which
  * the caller checks once a block). */
@@ -187,28 +224,14 @@ static inline __attribute__((always_inline)) int tokens(jv_state *st, jv_carry *
             if (next == 0)
                 return -1;
             if (c == '{' || c == '[') {
-                if (d == JS_MAX_DEPTH)
+                if (jv_open(st, c, s + i, &d) < 0)
                     return -1;
-                st->is_array[++d] = c == '[';
-                if (s + i == st->watch_at) {
-                    st->watch_at = NULL;
-                    st->watch_depth = d;
-                }
             } else if (c == '}' || c == ']') {
-                if (d == st->watch_depth) {
-                    st->find->end = s + i + 1;
-                    st->watch_depth = 0;
-                }
-                d--;
-                next = 6 * (d == 0 ? S_DONE : st->is_array[d] ? S_A_AFTER : S_O_AFTER);
+                next = jv_close(st, s + i, &d);
             } else {
-                /* a number or literal: json.h reads it (the reference
-                 * grammar), and its bytes are skipped (it ends before any
-                 * quote, so within the tokens given) */
-                const uint8_t *r = c == 't'   ? literal(s + i, st->end, "true", 4)
-                                   : c == 'f' ? literal(s + i, st->end, "false", 5)
-                                   : c == 'n' ? literal(s + i, st->end, "null", 4)
-                                              : js_number_raw(&st->ctx, s + i, st->end);
+                /* a number or literal: its bytes are skipped (it ends
+                 * before any quote, so within the tokens given) */
+                const uint8_t *r = jv_scalar(st, c, s + i);
                 if (r == NULL)
                     return -1;
                 size_t k = (size_t)(r - s);
@@ -378,25 +401,12 @@ static int jv_run(jv_state *st, jv_carry *cy, const jv_index *ix, const uint8_t 
                         word_of = jv_word;
                 }
             } else if (c == '{' || c == '[') {
-                if (d == JS_MAX_DEPTH)
+                if (jv_open(st, c, t, &d) < 0)
                     return -1;
-                st->is_array[++d] = c == '[';
-                if (t == st->watch_at) {
-                    st->watch_at = NULL;
-                    st->watch_depth = d;
-                }
             } else if (c == '}' || c == ']') {
-                if (d == st->watch_depth) {
-                    st->find->end = t + 1;
-                    st->watch_depth = 0;
-                }
-                d--;
-                next = 6 * (d == 0 ? S_DONE : st->is_array[d] ? S_A_AFTER : S_O_AFTER);
+                next = jv_close(st, t, &d);
             } else {
-                const uint8_t *r = c == 't'   ? literal(t, st->end, "true", 4)
-                                   : c == 'f' ? literal(t, st->end, "false", 5)
-                                   : c == 'n' ? literal(t, st->end, "null", 4)
-                                              : js_number_raw(&st->ctx, t, st->end);
+                const uint8_t *r = jv_scalar(st, c, t);
                 if (r == NULL)
                     return -1;
                 if (r > cend) {
