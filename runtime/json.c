@@ -360,6 +360,34 @@ static inline uint8_t *put_utf8(uint8_t *d, uint32_t cp)
 
 /* The output never runs ahead of the input (every escape is at least as
  * long as what it decodes to), so dst may even be raw itself. */
+/* One escape at *s (its backslash, validated), decoded into d (at most 4
+ * bytes): *s moves past it; returns the end of what was written. */
+static inline uint8_t *unescape_one(const uint8_t **s, uint8_t *d)
+{
+    uint8_t x = (*s)[1];
+    *s += 2;
+    switch (x) {
+    case 'b': *d++ = '\b'; break;
+    case 'f': *d++ = '\f'; break;
+    case 'n': *d++ = '\n'; break;
+    case 'r': *d++ = '\r'; break;
+    case 't': *d++ = '\t'; break;
+    case 'u': {
+        uint32_t cp = hex4_trusted(*s);
+        *s += 4;
+        if (cp >= 0xD800 && cp < 0xDC00) {
+            uint32_t low = hex4_trusted(*s + 2);
+            *s += 6;
+            cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
+        }
+        d = put_utf8(d, cp);
+        break;
+    }
+    default: *d++ = x; break; /* '"', '\\', '/' */
+    }
+    return d;
+}
+
 size_t js_unescape(const uint8_t *raw, size_t n, uint8_t *dst)
 {
     if (n == 0)
@@ -374,29 +402,56 @@ size_t js_unescape(const uint8_t *raw, size_t n, uint8_t *dst)
         s += run;
         if (bs == NULL)
             break;
-        uint8_t x = s[1];
-        s += 2;
-        switch (x) {
-        case 'b': *d++ = '\b'; break;
-        case 'f': *d++ = '\f'; break;
-        case 'n': *d++ = '\n'; break;
-        case 'r': *d++ = '\r'; break;
-        case 't': *d++ = '\t'; break;
-        case 'u': {
-            uint32_t cp = hex4_trusted(s);
-            s += 4;
-            if (cp >= 0xD800 && cp < 0xDC00) {
-                uint32_t low = hex4_trusted(s + 2);
-                s += 6;
-                cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
-            }
-            d = put_utf8(d, cp);
-            break;
-        }
-        default: *d++ = x; break; /* '"', '\\', '/' */
-        }
+        d = unescape_one(&s, d);
     }
     return (size_t)(d - dst);
+}
+
+size_t js_unescape_max(const uint8_t *raw, size_t n, uint8_t *dst, size_t cap)
+{
+    const uint8_t *s = raw, *e = raw + n;
+    size_t at = 0;
+    while (s < e) {
+        const uint8_t *bs = memchr(s, '\\', (size_t)(e - s));
+        size_t run = (size_t)((bs != NULL ? bs : e) - s);
+        if (run > cap - at)
+            return SIZE_MAX;
+        memcpy(dst + at, s, run);
+        at += run;
+        s += run;
+        if (bs == NULL)
+            break;
+        uint8_t one[4];
+        size_t k = (size_t)(unescape_one(&s, one) - one);
+        if (k > cap - at)
+            return SIZE_MAX;
+        memcpy(dst + at, one, k);
+        at += k;
+    }
+    return at;
+}
+
+bool js_unescaped_is(const uint8_t *raw, size_t n, const char *want, size_t wn)
+{
+    const uint8_t *s = raw, *e = raw + n;
+    const uint8_t *w = (const uint8_t *)want;
+    size_t at = 0; /* bytes of want matched */
+    while (s < e) {
+        const uint8_t *bs = memchr(s, '\\', (size_t)(e - s));
+        size_t run = (size_t)((bs != NULL ? bs : e) - s);
+        if (run > wn - at || memcmp(w + at, s, run) != 0)
+            return false;
+        at += run;
+        s += run;
+        if (bs == NULL)
+            break;
+        uint8_t one[4];
+        size_t k = (size_t)(unescape_one(&s, one) - one);
+        if (k > wn - at || memcmp(w + at, one, k) != 0)
+            return false;
+        at += k;
+    }
+    return at == wn;
 }
 
 /* ---- numbers ---- */

@@ -210,6 +210,15 @@ static inline const uint8_t *js_text_end(js_ctx *c, const uint8_t *q, const uint
  * decoded form is never longer than the raw one). Returns the decoded length. */
 size_t js_unescape(const uint8_t *raw, size_t n, uint8_t *dst);
 
+/* js_unescape into dst of cap bytes: the decoded length, or SIZE_MAX when
+ * it would be more than cap (dst then holds a part of it). */
+size_t js_unescape_max(const uint8_t *raw, size_t n, uint8_t *dst, size_t cap);
+
+/* Whether the raw bytes of a string (validated, as for js_unescape) unescape
+ * to exactly want[0, wn): compared as they are decoded, with no buffer, so
+ * that a key of any length, written with any escapes, can be recognised. */
+bool js_unescaped_is(const uint8_t *raw, size_t n, const char *want, size_t wn);
+
 /* Writing (the encoder's side). Each returns the new write position or NULL
  * when [w, wend) has no room; they never write past wend. Strings escape '"',
  * '\\' and control characters; f64 is written in the shortest form that reads

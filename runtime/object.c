@@ -89,10 +89,14 @@ const uint8_t *ob_name(js_ctx *c, const uint8_t *p, const uint8_t *end, ob_from_
     uint8_t buf[256];
     if (esc) {
         /* Every escape decodes to at least one byte per six raw ones, so a
-         * raw form over 6 * longest bytes cannot name a case. */
-        if (n > 6 * longest || n > sizeof buf)
+         * raw form over 6 * longest bytes cannot name a case, nor one that
+         * decodes to more than longest bytes (a case name over 256 bytes,
+         * written with escapes, is refused: no schema's is that long) */
+        size_t m = n > 6 * longest ? SIZE_MAX
+                                   : js_unescape_max(p + 1, n, buf, longest < sizeof buf ? longest : sizeof buf);
+        if (m == SIZE_MAX)
             return js_fail(c, p, unknown);
-        n = js_unescape(p + 1, n, buf);
+        n = m;
         s = (const char *)buf;
     }
     int v = from(s, n);

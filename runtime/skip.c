@@ -488,14 +488,10 @@ int sk_key_slow(const uint8_t *p, const uint8_t *end, const js_str *keys, int nk
     if (q == NULL)
         return -3;
     size_t raw = (size_t)(q - 1 - (p + 1));
-    uint8_t buf[256];
     int which = -1;
-    if (raw <= sizeof buf) {
-        size_t n = js_unescape(p + 1, raw, buf);
-        for (int i = 0; i < nkeys; i++)
-            if (keys[i].n == n && memcmp(keys[i].p, buf, n) == 0)
-                which = i;
-    }
+    for (int i = 0; i < nkeys; i++)
+        if (js_unescaped_is(p + 1, raw, keys[i].p, keys[i].n))
+            which = i;
     const uint8_t *after = js_ws(q, end);
     if (which < 0 || after >= end || *after != ':') {
         *val = q;

@@ -921,6 +921,40 @@ START_TEST(test_put)
 }
 END_TEST
 
+/* js_unescaped_is and js_unescape_max: decoded as they go, any length. */
+START_TEST(test_unescape_compare)
+{
+    static const struct {
+        const char *raw, *want;
+        bool same;
+    } cases[] = {
+        {"d\\u0065tail", "detail", true},   {"d\\u0065tail", "detai", false},
+        {"d\\u0065tail", "details", false}, {"detail", "detail", true},
+        {"\\ud83d\\ude00!", "\xf0\x9f\x98\x80!", true}, {"a\\n\\\"b\\/", "a\n\"b/", true},
+        {"\\u00e9", "\xc3\xa9", true},    {"\\u00e9", "\xc3", false},
+        {"", "", true},                        {"", "a", false},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        size_t n = strlen(cases[i].raw), wn = strlen(cases[i].want);
+        REQUIREF(js_unescaped_is((const uint8_t *)cases[i].raw, n, cases[i].want, wn) == cases[i].same,
+                 "case %zu: %s against %s", i, cases[i].raw, cases[i].want);
+        uint8_t out[64];
+        size_t m = js_unescape_max((const uint8_t *)cases[i].raw, n, out, sizeof out);
+        REQUIRE(m == js_unescape((const uint8_t *)cases[i].raw, n, out));
+        if (m > 0)
+            REQUIRE(js_unescape_max((const uint8_t *)cases[i].raw, n, out, m - 1) == SIZE_MAX);
+        REQUIRE(js_unescape_max((const uint8_t *)cases[i].raw, n, out, m) == m);
+    }
+    /* a key of 300 characters, every one escaped: 1800 raw bytes */
+    static char raw[6 * 300 + 1], want[301];
+    for (int i = 0; i < 300; i++)
+        memcpy(raw + 6 * i, "\\u0061", 6), want[i] = 'a';
+    REQUIRE(js_unescaped_is((const uint8_t *)raw, 1800, want, 300));
+    REQUIRE(!js_unescaped_is((const uint8_t *)raw, 1800, want, 299));
+    REQUIRE(!js_unescaped_is((const uint8_t *)raw, 1794, want, 300));
+}
+END_TEST
+
 /* js_put_compact: a JSON text on one line, whatever its bytes. */
 START_TEST(test_put_compact)
 {
@@ -1085,6 +1119,7 @@ static Suite *json_suite(void)
     tcase_add_test(tc, test_put);
     tcase_add_test(tc, test_put_f64);
     tcase_add_test(tc, test_put_compact);
+    tcase_add_test(tc, test_unescape_compare);
     tcase_add_loop_test(tc, test_conformance, 0, SIMD_WIDTHS);
     return s;
 }

@@ -25,7 +25,9 @@
 
 #include "optic.h"
 #include "support/fixture.h"
+#include "support/rng.h"
 #include "support/suite.h"
+#include "support/tree.h"
 
 /* The schema's tables (runtime/optic.h), which the generated
  * tr_optics_table.c defines: the suite includes no generated header, so it
@@ -347,6 +349,51 @@ START_TEST(every_optic_agrees_on_messages)
 }
 END_TEST
 
+/* The members of every object of v in an order drawn from rng. */
+static void shuffle_members(tj *v, rng_state *rng)
+{
+    if (v->t == TJ_OBJ)
+        for (size_t i = v->count; i > 1; i--)
+            tj_move(v, (size_t)rng_below(rng, i), i - 1);
+    if (v->t == TJ_OBJ || v->t == TJ_ARR)
+        for (size_t i = 0; i < v->count; i++)
+            shuffle_members(v->items[i], rng);
+}
+
+/* Messages written again as another producer may write them (MODEL: any
+ * JSON text carrying the model): every object's members in another order
+ * (a union's tag among them, a map's entries too), whitespace of every kind
+ * between every two tokens, and characters of keys and strings as \u
+ * escapes. The decoder reads each, and every optic read from its bytes
+ * gives what the getter gives on that decoding (a raw optic's bytes are the
+ * message's own spelling: not compared). */
+START_TEST(every_optic_agrees_on_rewritten_messages)
+{
+    int *hits = calloc((size_t)S->noptics + 1, sizeof *hits);
+    REQUIRE(hits != NULL);
+    for (int size = 2; size <= 20; size += 3)
+        for (uint64_t k = 0; k < 6; k++) {
+            size_t n = make(S->root, size, k, k % 2 == 1);
+            tj_reset();
+            tj *root = tj_parse((const char *)C->enc, n);
+            rng_state rng = rng_seed(k * 131 + (uint64_t)size);
+            shuffle_members(root, &rng);
+            size_t m = tj_write(root, C->tmp, BUF_BYTES, k * 7 + (uint64_t)size, true, 200, 150);
+            tr_error e = decode(S->root, C->tmp, m);
+            REQUIREF(e.code == TR_E_OK, "size %d, message %llu rewritten: the decoder says %s at %zu",
+                     size, (unsigned long long)k, tr_error_name(e.code), e.offset);
+            for (int i = 0; i < S->noptics; i++)
+                if (op_from_message(S, i))
+                    hits[i] += agree(i, true, C->tmp, m, C->decoded, false, "a rewritten message");
+        }
+    for (int i = 0; i < S->noptics; i++)
+        REQUIREF(!op_from_message(S, i) || hits[i] > 0,
+                 "optic %s (%s) never hit on 42 rewritten messages", S->optics[i].name,
+                 S->optics[i].path);
+    free(hits);
+}
+END_TEST
+
 /* Corruptions of one message: the validator says what the decoder says, and
  * where the decoder accepts, every optic agrees with it. */
 static void corrupted(const uint8_t *orig, size_t n, const char *what)
@@ -420,6 +467,7 @@ static Suite *model_suite(void)
     tcase_add_test(tc, root_round_trips_and_validates_in_both_layouts);
     tcase_add_test(tc, every_optic_agrees_on_values_of_its_source);
     tcase_add_test(tc, every_optic_agrees_on_messages);
+    tcase_add_test(tc, every_optic_agrees_on_rewritten_messages);
     tcase_add_test(tc, corruptions_validate_like_the_decoder);
     return s;
 }
