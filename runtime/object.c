@@ -90,8 +90,8 @@ const uint8_t *ob_name(js_ctx *c, const uint8_t *p, const uint8_t *end, ob_from_
     if (esc) {
         /* Every escape decodes to at least one byte per six raw ones, so a
          * raw form over 6 * longest bytes cannot name a case, nor one that
-         * decodes to more than longest bytes (a case name over 256 bytes,
-         * written with escapes, is refused: no schema's is that long) */
+         * decodes to more than longest bytes (a case name over 256 bytes
+         * written with escapes is refused, by every reader alike) */
         size_t m = n > 6 * longest ? SIZE_MAX
                                    : js_unescape_max(p + 1, n, buf, longest < sizeof buf ? longest : sizeof buf);
         if (m == SIZE_MAX)
