@@ -407,25 +407,34 @@ size_t js_unescape(const uint8_t *raw, size_t n, uint8_t *dst)
     return (size_t)(d - dst);
 }
 
+/* The decoded form of raw [*s, e), a piece at a time: a run without escapes
+ * (in raw) or one escape decoded into one; *s moves past it. Returns the
+ * piece's length, *piece where it is. */
+static inline size_t unescape_piece(const uint8_t **s, const uint8_t *e, uint8_t one[4],
+                                    const uint8_t **piece)
+{
+    if (**s == '\\') {
+        *piece = one;
+        return (size_t)(unescape_one(s, one) - one);
+    }
+    const uint8_t *bs = memchr(*s, '\\', (size_t)(e - *s));
+    const uint8_t *stop = bs != NULL ? bs : e;
+    size_t run = (size_t)(stop - *s);
+    *piece = *s;
+    *s = stop;
+    return run;
+}
+
 size_t js_unescape_max(const uint8_t *raw, size_t n, uint8_t *dst, size_t cap)
 {
-    const uint8_t *s = raw, *e = raw + n;
+    const uint8_t *s = raw, *e = raw + n, *piece;
+    uint8_t one[4];
     size_t at = 0;
     while (s < e) {
-        const uint8_t *bs = memchr(s, '\\', (size_t)(e - s));
-        size_t run = (size_t)((bs != NULL ? bs : e) - s);
-        if (run > cap - at)
-            return SIZE_MAX;
-        memcpy(dst + at, s, run);
-        at += run;
-        s += run;
-        if (bs == NULL)
-            break;
-        uint8_t one[4];
-        size_t k = (size_t)(unescape_one(&s, one) - one);
+        size_t k = unescape_piece(&s, e, one, &piece);
         if (k > cap - at)
             return SIZE_MAX;
-        memcpy(dst + at, one, k);
+        memcpy(dst + at, piece, k);
         at += k;
     }
     return at;
@@ -433,21 +442,12 @@ size_t js_unescape_max(const uint8_t *raw, size_t n, uint8_t *dst, size_t cap)
 
 bool js_unescaped_is(const uint8_t *raw, size_t n, const char *want, size_t wn)
 {
-    const uint8_t *s = raw, *e = raw + n;
-    const uint8_t *w = (const uint8_t *)want;
+    const uint8_t *s = raw, *e = raw + n, *piece, *w = (const uint8_t *)want;
+    uint8_t one[4];
     size_t at = 0; /* bytes of want matched */
     while (s < e) {
-        const uint8_t *bs = memchr(s, '\\', (size_t)(e - s));
-        size_t run = (size_t)((bs != NULL ? bs : e) - s);
-        if (run > wn - at || memcmp(w + at, s, run) != 0)
-            return false;
-        at += run;
-        s += run;
-        if (bs == NULL)
-            break;
-        uint8_t one[4];
-        size_t k = (size_t)(unescape_one(&s, one) - one);
-        if (k > wn - at || memcmp(w + at, one, k) != 0)
+        size_t k = unescape_piece(&s, e, one, &piece);
+        if (k > wn - at || memcmp(w + at, piece, k) != 0)
             return false;
         at += k;
     }

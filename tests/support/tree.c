@@ -127,6 +127,16 @@ void tj_move(tj *o, size_t from, size_t to)
     tj_insert(o, to, k, kn, v);
 }
 
+void tj_shuffle(tj *v, rng_state *rng)
+{
+    if (v->t == TJ_OBJ)
+        for (size_t i = v->count; i > 1; i--)
+            tj_move(v, (size_t)rng_below(rng, i), i - 1);
+    if (v->t == TJ_OBJ || v->t == TJ_ARR)
+        for (size_t i = 0; i < v->count; i++)
+            tj_shuffle(v->items[i], rng);
+}
+
 long tj_find(const tj *o, const char *k)
 {
     if (o == NULL || o->t != TJ_OBJ)

@@ -18,6 +18,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "support/rng.h"
+
 enum { TJ_OBJ, TJ_ARR, TJ_STR, TJ_RAW };
 
 typedef struct tj tj;
@@ -48,6 +50,10 @@ void tj_remove(tj *o, size_t i);
 
 /* Moves member from to index to (indexes of the result). */
 void tj_move(tj *o, size_t from, size_t to);
+
+/* The members of every object in v, at every level, in an order drawn
+ * from rng (arrays keep theirs). */
+void tj_shuffle(tj *v, rng_state *rng);
 
 /* The first member whose raw key is exactly k, or -1 (also when o is no
  * object); its value, or NULL. */

@@ -349,17 +349,6 @@ START_TEST(every_optic_agrees_on_messages)
 }
 END_TEST
 
-/* The members of every object of v in an order drawn from rng. */
-static void shuffle_members(tj *v, rng_state *rng)
-{
-    if (v->t == TJ_OBJ)
-        for (size_t i = v->count; i > 1; i--)
-            tj_move(v, (size_t)rng_below(rng, i), i - 1);
-    if (v->t == TJ_OBJ || v->t == TJ_ARR)
-        for (size_t i = 0; i < v->count; i++)
-            shuffle_members(v->items[i], rng);
-}
-
 /* Messages written again as another producer may write them (MODEL: any
  * JSON text carrying the model): every object's members in another order
  * (a union's tag among them, a map's entries too), whitespace of every kind
@@ -377,7 +366,7 @@ START_TEST(every_optic_agrees_on_rewritten_messages)
             tj_reset();
             tj *root = tj_parse((const char *)C->enc, n);
             rng_state rng = rng_seed(k * 131 + (uint64_t)size);
-            shuffle_members(root, &rng);
+            tj_shuffle(root, &rng);
             size_t m = tj_write(root, C->tmp, BUF_BYTES, k * 7 + (uint64_t)size, true, 200, 150);
             tr_error e = decode(S->root, C->tmp, m);
             REQUIREF(e.code == TR_E_OK, "size %d, message %llu rewritten: the decoder says %s at %zu",

@@ -188,16 +188,6 @@ static void put_nasty(tj *v, rng_state *rng, bool in_enum)
     }
 }
 
-static void shuffle_all(tj *v, rng_state *rng)
-{
-    if (v->t == TJ_OBJ)
-        for (size_t i = v->count; i > 1; i--)
-            tj_move(v, (size_t)rng_below(rng, i), i - 1);
-    if (v->t == TJ_OBJ || v->t == TJ_ARR)
-        for (size_t i = 0; i < v->count; i++)
-            shuffle_all(v->items[i], rng);
-}
-
 /* Empty lists and maps left out, at every level. */
 static void drop_empty(tj *v)
 {
@@ -350,7 +340,7 @@ static size_t make_variant_once(const uint8_t *m, size_t n, int v, uint64_t seed
         pretty = true;
         break;
     case V_SHUFFLE:
-        shuffle_all(root, &rng);
+        tj_shuffle(root, &rng);
         vr_place_tag(root, 2, &rng);
         break;
     case V_TYPE_LAST:
@@ -377,7 +367,7 @@ static size_t make_variant_once(const uint8_t *m, size_t n, int v, uint64_t seed
     case V_LIGHT:
         nulls(root, &rng);
         light_decoys(root);
-        shuffle_all(root, &rng);
+        tj_shuffle(root, &rng);
         vr_place_tag(root, 1, &rng);
         if (rng_below(&rng, 2))
             vr_detail_first(root);
@@ -390,7 +380,7 @@ static size_t make_variant_once(const uint8_t *m, size_t n, int v, uint64_t seed
         put_nasty(root, &rng, false);
         nulls(root, &rng);
         decoys(root, &rng);
-        shuffle_all(root, &rng);
+        tj_shuffle(root, &rng);
         vr_place_tag(root, rng_below(&rng, 2) ? 1 : 2, &rng);
         if (v == V_ALL2)
             vr_detail_first(root);
