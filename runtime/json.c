@@ -358,8 +358,6 @@ static inline uint8_t *put_utf8(uint8_t *d, uint32_t cp)
     return d;
 }
 
-/* The output never runs ahead of the input (every escape is at least as
- * long as what it decodes to), so dst may even be raw itself. */
 /* One escape at *s (its backslash, validated), decoded into d (at most 4
  * bytes): *s moves past it; returns the end of what was written. */
 static inline uint8_t *unescape_one(const uint8_t **s, uint8_t *d)
@@ -388,24 +386,6 @@ static inline uint8_t *unescape_one(const uint8_t **s, uint8_t *d)
     return d;
 }
 
-size_t js_unescape(const uint8_t *raw, size_t n, uint8_t *dst)
-{
-    if (n == 0)
-        return 0;
-    const uint8_t *s = raw, *e = raw + n;
-    uint8_t *d = dst;
-    while (s < e) {
-        const uint8_t *bs = memchr(s, '\\', (size_t)(e - s));
-        size_t run = (size_t)((bs != NULL ? bs : e) - s);
-        memmove(d, s, run);
-        d += run;
-        s += run;
-        if (bs == NULL)
-            break;
-        d = unescape_one(&s, d);
-    }
-    return (size_t)(d - dst);
-}
 
 /* The decoded form of raw [*s, e), a piece at a time: a run without escapes
  * (in raw) or one escape decoded into one; *s moves past it. Returns the
@@ -425,8 +405,12 @@ static inline size_t unescape_piece(const uint8_t **s, const uint8_t *e, uint8_t
     return run;
 }
 
+/* The output never runs ahead of the input (every escape is at least as
+ * long as what it decodes to), so dst may even be raw itself. */
 size_t js_unescape_max(const uint8_t *raw, size_t n, uint8_t *dst, size_t cap)
 {
+    if (n == 0)
+        return 0;
     const uint8_t *s = raw, *e = raw + n, *piece;
     uint8_t one[4];
     size_t at = 0;
@@ -434,11 +418,13 @@ size_t js_unescape_max(const uint8_t *raw, size_t n, uint8_t *dst, size_t cap)
         size_t k = unescape_piece(&s, e, one, &piece);
         if (k > cap - at)
             return SIZE_MAX;
-        memcpy(dst + at, piece, k);
+        memmove(dst + at, piece, k);
         at += k;
     }
     return at;
 }
+
+size_t js_unescape(const uint8_t *raw, size_t n, uint8_t *dst) { return js_unescape_max(raw, n, dst, n); }
 
 bool js_unescaped_is(const uint8_t *raw, size_t n, const char *want, size_t wn)
 {

@@ -332,8 +332,15 @@ static inline __attribute__((always_inline)) int jv_block(jv_state *st, jv_carry
     return 0;
 }
 
-/* The walk, shared by every width: MASKS fills the block's masks, PXOR is
- * the prefix XOR. */
+/* A block's unescaped quotes (q) and in-string bits (in) from its masks m,
+ * the carries (cy) moved on to the next block; PXOR is the prefix XOR. */
+#define JV_QUOTES_IN(PXOR)                                                              \
+    uint64_t q = m.q & ~bk_escaped_bits(m.bs, &cy.esc_carry);                           \
+    uint64_t in = PXOR(q) ^ cy.in_carry;                                                \
+    cy.in_carry ^= (uint64_t)0 - (uint64_t)(__builtin_popcountll(q) & 1)
+
+/* The walk, shared by every width but AVX-512's: MASKS fills the block's
+ * masks, PXOR is the prefix XOR. */
 #define JV_WALK(MASKS, PXOR)                                                            \
     const uint8_t *s = p;                                                               \
     jv_masks m;                                                                         \
@@ -343,9 +350,7 @@ static inline __attribute__((always_inline)) int jv_block(jv_state *st, jv_carry
     while (s < st->end) {                                                               \
         size_t n = (size_t)(st->end - s) < 64 ? (size_t)(st->end - s) : 64;             \
         MASKS(s, n, st->seeking ? (uint8_t)st->find->key.p[0] : 0, &m);               \
-        uint64_t q = m.q & ~bk_escaped_bits(m.bs, &cy.esc_carry);                       \
-        uint64_t in = PXOR(q) ^ cy.in_carry;                                            \
-        cy.in_carry ^= (uint64_t)0 - (uint64_t)(__builtin_popcountll(q) & 1);           \
+        JV_QUOTES_IN(PXOR);                                                             \
         if (jv_block(st, &cy, s, n, &m, q, in) < 0)                                     \
             return false;                                                               \
         s += n;                                                                         \
@@ -584,9 +589,7 @@ walk_avx512(jv_state *st, const uint8_t *p)
         while (s < cend) {
             size_t n = (size_t)(cend - s) < 64 ? (size_t)(cend - s) : 64;
             masks_avx512(s, n, 0, &m);
-            uint64_t q = m.q & ~bk_escaped_bits(m.bs, &cy.esc_carry);
-            uint64_t in = bk_prefix_xor_clmul(q) ^ cy.in_carry;
-            cy.in_carry ^= (uint64_t)0 - (uint64_t)(__builtin_popcountll(q) & 1);
+            JV_QUOTES_IN(bk_prefix_xor_clmul);
             uint64_t tok;
             if (jv_strings(st, &cy, s, n, &m, q, in, &tok) < 0)
                 return false;
@@ -613,12 +616,10 @@ static jv_walk_fn walk_for(const char *name)
                   __builtin_cpu_supports("bmi2");
     /* the AVX-512 walk gathers tokens with VBMI2's compress (jv_gather):
      * an AVX-512 CPU without it takes the AVX2 walk */
-    if (strcmp(name, "avx512") == 0 && extras && __builtin_cpu_supports("avx512vbmi2") &&
-        __builtin_cpu_supports("popcnt"))
+    bool avx512 = strcmp(name, "avx512") == 0;
+    if (avx512 && extras && __builtin_cpu_supports("avx512vbmi2") && __builtin_cpu_supports("popcnt"))
         return walk_avx512;
-    if (strcmp(name, "avx512") == 0 && extras)
-        return walk_avx2;
-    if (strcmp(name, "avx2") == 0 && extras)
+    if ((avx512 || strcmp(name, "avx2") == 0) && extras)
         return walk_avx2;
     if (strcmp(name, "portable") != 0)
         return walk_sse2;

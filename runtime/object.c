@@ -88,12 +88,10 @@ const uint8_t *ob_name(js_ctx *c, const uint8_t *p, const uint8_t *end, ob_from_
     size_t n = (size_t)(q - 1 - (p + 1));
     uint8_t buf[256];
     if (esc) {
-        /* Every escape decodes to at least one byte per six raw ones, so a
-         * raw form over 6 * longest bytes cannot name a case, nor one that
-         * decodes to more than longest bytes (a case name over 256 bytes
-         * written with escapes is refused, by every reader alike) */
-        size_t m = n > 6 * longest ? SIZE_MAX
-                                   : js_unescape_max(p + 1, n, buf, longest < sizeof buf ? longest : sizeof buf);
+        /* A spelling that decodes to more than longest bytes names no case
+         * (nor, written with escapes, one over 256 bytes: refused by every
+         * reader alike); the decoding stops there */
+        size_t m = js_unescape_max(p + 1, n, buf, longest < sizeof buf ? longest : sizeof buf);
         if (m == SIZE_MAX)
             return js_fail(c, p, unknown);
         n = m;

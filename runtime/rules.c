@@ -950,7 +950,7 @@ static int compile_cmp(ps *P, operand *L, int op, operand *R)
     int cls = cls_of(T);
     /* a case by its bare name, or as the message spells it: a JSON string
      * (unescaped) against an enum or a union's tag */
-    if (O->what == X_WORD || (cls == RC_ENUM && O->what == X_STR && T->what == X_PATH)) {
+    if (O->what == X_WORD || (cls == RC_ENUM && O->what == X_STR)) {
         if (cls != RC_ENUM)
             return fail(P, O->at, "expected %s (to compare with %s), found %s",
                         expect_x(T, b1, sizeof b1), path_label(P, T, b2, sizeof b2),

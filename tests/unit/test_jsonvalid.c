@@ -149,7 +149,15 @@ END_TEST
  * chunk, the token the next chunk starts with). */
 #define NPADS 280
 static int pad_at(int j) { return j < 140 ? j : JV_CHUNK_BYTES - 64 + (j - 140); }
-static char filler[JV_CHUNK_BYTES + 128];
+
+/* Dots enough for the longest pad. */
+static const char *filler(void)
+{
+    static char dots[JV_CHUNK_BYTES + 128];
+    if (dots[0] == '\0')
+        memset(dots, '.', sizeof dots - 1);
+    return dots;
+}
 
 /* Each case again at every offset in a block: a filler string pushes it
  * across the 64-byte boundaries (carries of strings, escapes, whitespace
@@ -158,7 +166,6 @@ START_TEST(test_block_offsets)
 {
     if (!use_impl(_i))
         return;
-    memset(filler, '.', sizeof filler - 1);
     char buf[3 * JV_CHUNK_BYTES];
     for (int pass = 0; pass < 2; pass++) {
         const char *const *set = pass == 0 ? good : bad;
@@ -170,7 +177,7 @@ START_TEST(test_block_offsets)
             for (int j = 0; j < NPADS; j++) {
                 /* ["xxx…",<case>]: the case moves one byte a time */
                 int pad = pad_at(j);
-                int k = snprintf(buf, sizeof buf, "[\"%.*s\",%s]", pad, filler, t);
+                int k = snprintf(buf, sizeof buf, "[\"%.*s\",%s]", pad, filler(), t);
                 REQUIRE(k > 0 && (size_t)k < sizeof buf);
                 bool fast = agree(buf, (size_t)k);
                 REQUIREF(fast == (pass == 0), "case %s at pad %d: %d", t, pad, fast);
@@ -340,13 +347,12 @@ START_TEST(test_find)
         "{\"description\":\"d\",\"dueAt\":1,\"detail\":{\"a\":[[{}]]}}",
     };
     char buf[JV_CHUNK_BYTES + 512];
-    memset(filler, '.', sizeof filler - 1);
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++)
         for (int j = 0; j < NPADS; j++) {
             /* a leading member of growing size moves the key across blocks */
             const char *t = cases[c];
             int pad = pad_at(j);
-            int k = t[0] == '{' ? snprintf(buf, sizeof buf, "{\"pad\":\"%.*s\",%s", pad, filler, t + 1)
+            int k = t[0] == '{' ? snprintf(buf, sizeof buf, "{\"pad\":\"%.*s\",%s", pad, filler(), t + 1)
                                 : snprintf(buf, sizeof buf, "%s", t);
             REQUIRE(k > 0 && (size_t)k < sizeof buf);
             REQUIREF(agree(buf, (size_t)k), "not valid: %s", buf);
