@@ -10,6 +10,7 @@
 #   jget FILE KEY                           a member of a one-line JSON object
 #   fake_downstream N                       a peer that reads N bytes, then closes
 #   sink FILE                               a peer that keeps what it receives in FILE
+#   (Python)  import frames                 frames.split(data), frames.frame(msg)
 #
 # Both peers print "listening HOST:PORT" first, for addr_of, and run under
 # $T, the timeout command the script sets (so a hang is a failure).
@@ -23,6 +24,8 @@ demo=${1:?usage: $0 PATH/TO/triage-demo}
 py=python3
 [ -x /usr/bin/python3 ] && py=/usr/bin/python3
 command -v "$py" >/dev/null || { echo "$me: needs python3 (fake peers)" >&2; exit 2; }
+# their Python reads and writes frames with frames.py, beside this file
+export PYTHONPATH="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)${PYTHONPATH:+:$PYTHONPATH}"
 
 tmp=$(mktemp -d)
 cleanup() {

@@ -175,12 +175,10 @@ with open(sys.argv[2], "wb") as f:
 ' "$ua" "$tmp/cycled"
 wait
 "$py" - "$tmp/gen300" "$tmp/cycled" <<'PY'
-import sys
-g = open(sys.argv[1], 'rb').read(); c = open(sys.argv[2], 'rb').read()
-frames, at = [], 0
-while at < len(g):
-    n = int.from_bytes(g[at + 1:at + 5], 'big'); frames.append(g[at:at + 5 + n]); at += 5 + n
-want = b''.join(frames[i % 300] for i in range(1000))
+import sys, frames
+got = [f for _, _, f in frames.split(open(sys.argv[1], 'rb').read())]
+c = open(sys.argv[2], 'rb').read()
+want = b''.join(got[i % 300] for i in range(1000))
 sys.exit(0 if c == want else 1)
 PY
 check "upstream --count 1000 --pool 300: gen's 300 messages, cycled" test $? -eq 0
@@ -194,16 +192,11 @@ check "upstream --count 1000 --pool 300: gen's 300 messages, cycled" test $? -eq
 # for the upstream, BYTES may end inside the next frame.
 consistent() {
     "$py" - "$@" <<'PY'
-import sys
-data = open(sys.argv[1], 'rb').read()
+import sys, frames
+got = frames.split(open(sys.argv[1], 'rb').read())
 b, m = int(sys.argv[2]), int(sys.argv[3])
 keep = open(sys.argv[4]).read().split('\n') if len(sys.argv) > 4 else None
-at, i, out = 0, 0, []
-while at < len(data):
-    n = 5 + int.from_bytes(data[at + 1:at + 5], 'big')
-    if keep is None or keep[i].endswith(' keep'):
-        out.append(n)
-    at += n; i += 1
+out = [len(f) for i, (_, _, f) in enumerate(got) if keep is None or keep[i].endswith(' keep')]
 whole = sum(out[:m])
 if keep is None:   # the upstream: m whole frames, and b inside the next one
     ok = whole <= b < whole + out[m] if m < len(out) else b == whole
@@ -248,13 +241,11 @@ done
 # the base's "Incident keep"), the code `check --level schema` must name,
 # and the verdict of `--verify off` (the json one's, except where given).
 "$py" - "$demo" "$tmp" <<'PY'
-import re, struct, subprocess, sys
+import re, subprocess, sys, frames
 demo, tmp = sys.argv[1], sys.argv[2]
 raw = subprocess.run([demo, 'gen', '--count', '200', '--seed', '4', '--size', '2'],
                      capture_output=True, check=True).stdout
-msgs, at = [], 0
-while at < len(raw):
-    n = int.from_bytes(raw[at + 1:at + 5], 'big'); msgs.append(raw[at + 5:at + 5 + n]); at += 5 + n
+msgs = [m for _, m, _ in frames.split(raw)]
 verdicts = subprocess.run([demo, 'judge'], input=raw, capture_output=True).stdout.decode().split('\n')
 base = next(m for m, v in zip(msgs, verdicts) if v == 'Incident keep').decode()
 def sub(pat, rep):
@@ -310,7 +301,7 @@ cases = [
 with open(tmp + '/cases.bin', 'wb') as f:
     for _, text, *_ in cases:
         b = text.encode('utf-8', 'surrogateescape')
-        f.write(b'\x00' + struct.pack('>I', len(b)) + b)
+        f.write(frames.frame(b))
 with open(tmp + '/cases.txt', 'w') as f:
     for name, _, j, s, code, *off in cases:
         v = lambda x: 'Incident keep' if x == K else 'none drop' if x == D else x

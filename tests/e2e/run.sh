@@ -259,18 +259,12 @@ check "run --compress gzip --json: compression_ratio and inflate_ns_per_msg" \
 "$demo" gen --count 3000 --seed 5 --compress gzip --compress-ratio 0.5 >"$tmp/mix"
 "$demo" judge --grpc-encoding gzip <"$tmp/mix" >"$tmp/mix.judge"
 "$py" - "$tmp/mix" "$tmp/mix.judge" "$tmp/mix.want" <<'PY'
-import sys
-data = open(sys.argv[1], 'rb').read()
+import sys, frames
+got = frames.split(open(sys.argv[1], 'rb').read())
 verdicts = open(sys.argv[2]).read().split('\n')
-out, at, i, flags = bytearray(), 0, 0, 0
-while at < len(data):
-    n = int.from_bytes(data[at + 1:at + 5], 'big')
-    flags += data[at]
-    if verdicts[i].endswith(' keep'):
-        out += data[at:at + 5 + n]
-    at += 5 + n
-    i += 1
-assert i == 3000 and 0 < flags < 3000, (i, flags)
+flags = sum(flag for flag, _, _ in got)
+assert len(got) == 3000 and 0 < flags < 3000, (len(got), flags)
+out = b''.join(f for (_, _, f), v in zip(got, verdicts) if v.endswith(' keep'))
 open(sys.argv[3], 'wb').write(out)
 PY
 check "gen --compress-ratio 0.5: a mix of compressed and plain frames" test $? -eq 0
@@ -306,12 +300,8 @@ check "judge --summary: a row a kind and none, each adding up judge's lines" \
 # and a line longer than a message may be.
 $T "$demo" gen --count 500 --seed 21 >"$tmp/nd.frames"
 $py - "$tmp/nd.frames" "$tmp/nd.json" <<'PY'
-import sys
-data, msgs, at = open(sys.argv[1], 'rb').read(), [], 0
-while at < len(data):
-    n = int.from_bytes(data[at + 1:at + 5], 'big')
-    msgs.append(data[at + 5:at + 5 + n])
-    at += 5 + n
+import sys, frames
+msgs = [m for _, m, _ in frames.split(open(sys.argv[1], 'rb').read())]
 assert len(msgs) == 500 and not any(b'\n' in m for m in msgs)
 out = b''
 for k, m in enumerate(msgs):
@@ -371,15 +361,11 @@ check "judge --ndjson: a line of 4 MiB is a message, the next of 4 MiB + 1 bytes
 optics=$("$demo" judge --print '?' </dev/null 2>&1 | sed -n 's/.*(optics: \(.*\))$/\1/p' | tr -d ' ')
 $T "$demo" gen --count 300 --seed 22 >"$tmp/ws.frames"
 $py - "$tmp/ws.frames" "$tmp/ws.pretty" "$tmp/ws.ndjson" <<'PY'
-import json, sys
-data, at, pretty, lines = open(sys.argv[1], 'rb').read(), 0, b'', b''
-while at < len(data):
-    n = int.from_bytes(data[at + 1:at + 5], 'big')
-    m = json.loads(data[at + 5:at + 5 + n])
-    at += 5 + n
-    p = json.dumps(m, indent='\t', ensure_ascii=False).encode()
-    pretty += b'\0' + len(p).to_bytes(4, 'big') + p
-    lines += json.dumps(m, separators=(',\t', ' :\t'), ensure_ascii=False).encode() + b'\n'
+import json, sys, frames
+msgs = [json.loads(m) for _, m, _ in frames.split(open(sys.argv[1], 'rb').read())]
+pretty = b''.join(frames.frame(json.dumps(m, indent='\t', ensure_ascii=False).encode()) for m in msgs)
+lines = b''.join(json.dumps(m, separators=(',\t', ' :\t'), ensure_ascii=False).encode() + b'\n'
+                 for m in msgs)
 open(sys.argv[2], 'wb').write(pretty)
 open(sys.argv[3], 'wb').write(lines)
 PY
