@@ -38,7 +38,7 @@ static void help(FILE *f)
             "                         [--rules FILE | --where EXPR | --policy FILE]\n"
             "                         [--direction requests|responses|both]\n"
             "                         [--reader optics|decode|none] [--verify off|json|schema]\n"
-            "                         [--grpc-encoding identity|gzip] [--grace MS]\n"
+            "                         [--grpc-encoding LIST] [--grace MS]\n"
             "                         [--connect-timeout MS] [--idle-timeout SECONDS]\n"
             "                         [--max-connections N] [--workers N] [--busy-poll US]\n"
             "                         [--json]\n"
@@ -57,9 +57,11 @@ static void help(FILE *f)
             "  --reader decode     decode each message whole, judge the model\n"
             "  --reader none       keep every message (a relay: what moving costs)\n"
             "  --verify LEVEL      off, json or schema: what the optics reader checks\n"
-            "  --grpc-encoding gzip  judge messages of calls with grpc-encoding gzip\n"
-            "                      (inflated, forwarded as they came); identity (default):\n"
-            "                      a compressed message ends its call with INTERNAL\n"
+            "  --grpc-encoding LIST  the compressed messages judged, as their call's\n"
+            "                      grpc-encoding names them: gzip, deflate, or both\n"
+            "                      (gzip,deflate: the default); identity: none. One is\n"
+            "                      inflated to be judged and forwarded as it came; one\n"
+            "                      in an encoding not listed ends its call with INTERNAL\n"
             "  --grace MS          after SIGTERM or SIGINT, how long calls in flight may\n"
             "                      finish before they are cancelled (default 5000)\n"
             "  --connect-timeout MS  how long a connection to the server may take to\n"
@@ -83,8 +85,9 @@ static void help(FILE *f)
             "  --json              the tally as one JSON object\n"
             "The proxy's own statuses: UNAVAILABLE when the server cannot be reached or\n"
             "its connection fails; INTERNAL for a malformed message (compressed without\n"
-            "grpc-encoding, cut short, or failing to inflate); RESOURCE_EXHAUSTED for\n"
-            "one over 4 MiB or a header list over 64 KiB. Each ends that call only.\n"
+            "grpc-encoding, cut short, or failing to inflate) or one in an encoding not\n"
+            "read; RESOURCE_EXHAUSTED for one over 4 MiB or a header list over 64 KiB.\n"
+            "Each ends that call only.\n"
             "A connection ended by an error (not HTTP/2, a protocol error, a read or\n"
             "write error, a server that cannot be reached) is a line on stderr with\n"
             "the peer and the reason (at most 20 a second).\n"
@@ -98,11 +101,49 @@ typedef struct {
     po_policy policy;
     rd_reader *rd;
     vf_level verify;
-    bool gzip;
+    unsigned reads; /* the encodings judged: PX_GZIP, PX_DEFLATE */
     gz_inflater gz;
     tl_tally tally;
     uint64_t inflated, refused;
 } px_ctx;
+
+/* The compressed messages the proxy reads (--grpc-encoding). */
+#define PX_GZIP 1u
+#define PX_DEFLATE 2u
+
+/* --grpc-encoding's list: identity, gzip and deflate, comma-separated, each
+ * at most once (identity names none: messages that are not compressed are
+ * always read). */
+static bool px_encodings(const char *v, unsigned *reads)
+{
+    static const char *const names[] = {"identity", "gzip", "deflate"};
+    unsigned seen = 0;
+    *reads = 0;
+    for (const char *p = v;;) {
+        size_t n = strcspn(p, ",");
+        int k = 0;
+        while (k < 3 && !(strlen(names[k]) == n && strncmp(p, names[k], n) == 0))
+            k++;
+        if (k == 3 || (seen >> k & 1)) {
+            fprintf(stderr, "triage-demo proxy: --grpc-encoding is a list of identity, gzip "
+                            "and deflate (each once), not '%s'\n", v);
+            return false;
+        }
+        seen |= 1u << k;
+        *reads |= k == 1 ? PX_GZIP : k == 2 ? PX_DEFLATE : 0;
+        if (p[n] == '\0')
+            return true;
+        p += n + 1;
+    }
+}
+
+/* What the proxy reads, for its messages: "gzip and deflate", ... */
+static const char *px_reads_text(unsigned reads)
+{
+    static const char *const text[] = {"no compressed message (--grpc-encoding identity)",
+                                       "gzip only", "deflate only", "gzip and deflate"};
+    return text[reads & 3];
+}
 
 static int px_judge(void *ctx, const hp_message *m, char *why, size_t whylen)
 {
@@ -114,18 +155,19 @@ static int px_judge(void *ctx, const hp_message *m, char *why, size_t whylen)
     }
     tr_message msg = {m->p, m->n};
     if (m->compressed) {
-        if (!x->gzip || strcmp(m->encoding, "gzip") != 0) {
+        bool gzip = (x->reads & PX_GZIP) && strcmp(m->encoding, "gzip") == 0;
+        if (!gzip && !((x->reads & PX_DEFLATE) && strcmp(m->encoding, "deflate") == 0)) {
             snprintf(why, whylen,
                      "a message compressed with '%s', which this proxy does not read "
-                     "(it reads gzip when started with --grpc-encoding gzip)",
-                     m->encoding);
+                     "(it reads %s)",
+                     m->encoding, px_reads_text(x->reads));
             tl_count(&x->tally, -1, false, frame);
             x->refused++;
             return HP_REFUSE;
         }
-        tr_error e = gz_inflate(&x->gz, msg, &msg);
+        tr_error e = gzip ? gz_inflate(&x->gz, msg, &msg) : gz_inflate_zlib(&x->gz, msg, &msg);
         if (e.code != TR_E_OK) {
-            snprintf(why, whylen, "gzip: %s (%s) at byte %zu of a message",
+            snprintf(why, whylen, "%s: %s (%s) at byte %zu of a message", m->encoding,
                      tr_error_text(e.code), tr_error_name(e.code), e.offset);
             tl_count(&x->tally, -1, false, frame);
             x->refused++;
@@ -378,7 +420,8 @@ int cmd_proxy(int argc, char **argv)
 {
     const char *listen_at = NULL, *to = NULL, *reader_s = "optics", *dir = "both";
     rd_choice choice = {0};
-    bool bad = false, json = false, gzip = false;
+    bool bad = false, json = false;
+    unsigned reads = PX_GZIP | PX_DEFLATE;
     vf_level verify = VF_OFF;
     uint64_t grace = 5000, connect_ms = HP_CONNECT_MS, workers = (uint64_t)px_cores();
     uint64_t idle_s = HP_IDLE_MS / 1000, max_conns = 0; /* 0: HP_MAX_CONNECTIONS a worker */
@@ -400,7 +443,7 @@ int cmd_proxy(int argc, char **argv)
         } else if (opt_match(argc, argv, &i, "--verify", &v, &bad)) {
             bad = bad || !opt_verify("proxy", v, &verify);
         } else if (opt_match(argc, argv, &i, "--grpc-encoding", &v, &bad)) {
-            bad = bad || !opt_gzip("proxy", "--grpc-encoding", v, &gzip);
+            bad = bad || !px_encodings(v, &reads);
         } else if (opt_match(argc, argv, &i, "--grace", &v, &bad)) {
             bad = bad || !opt_u64("--grace", v, 3600000, &grace);
         } else if (opt_match(argc, argv, &i, "--connect-timeout", &v, &bad)) {
@@ -456,7 +499,7 @@ int cmd_proxy(int argc, char **argv)
         return 2;
     sk_init();
     x.verify = verify;
-    x.gzip = gzip;
+    x.reads = reads;
     const char *names[TL_MAX_KINDS];
     tl_init(&x.tally, rd_kinds(names, TL_MAX_KINDS), names);
     int n = (int)workers, rc = 1, sfd = -1, lfd_left = 0;
@@ -475,12 +518,12 @@ int cmd_proxy(int argc, char **argv)
             continue;
         wx->rd = rd_new();
         if (wx->rd == NULL || (x.reader == RD_DECODE && !rd_decoding(wx->rd)) ||
-            (gzip && !gz_inflater_init(&wx->gz, 0))) {
+            (reads != 0 && !gz_inflater_init(&wx->gz, 0))) {
             fprintf(stderr, "triage-demo proxy: out of memory\n");
             goto out;
         }
         wx->tally.allocations += RD_ALLOCS + (x.reader == RD_DECODE ? RD_DECODE_ALLOCS : 0) +
-                                 (gzip ? wx->gz.allocs : 0);
+                                 (reads != 0 ? wx->gz.allocs : 0);
     }
     /* SIGTERM and SIGINT arrive on a descriptor the loop (or, with workers,
      * the main thread) watches; blocked before any worker starts, so no
@@ -563,7 +606,7 @@ out:
         close(fds[i]);
     for (int i = 0; w != NULL && i < n; i++) {
         hp_free(w[i].e);
-        if (gzip && w[i].x.gz.d != NULL)
+        if (reads != 0 && w[i].x.gz.d != NULL)
             gz_inflater_destroy(&w[i].x.gz);
         rd_free(w[i].x.rd);
     }

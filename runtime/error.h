@@ -44,6 +44,9 @@
     X(GZIP_TRUNCATED, "gzip member ends early")                               \
     X(GZIP_CRC, "gzip CRC mismatch")                                          \
     X(GZIP_SIZE, "gzip length trailer mismatch")                              \
+    X(ZLIB_CORRUPT, "corrupt deflate (zlib) message")                         \
+    X(ZLIB_TRUNCATED, "deflate (zlib) message ends early")                    \
+    X(ZLIB_ADLER, "deflate (zlib) Adler-32 mismatch")                         \
     X(INFLATE_LIMIT, "inflated message over the limit")
 
 typedef enum {

@@ -1,7 +1,8 @@
-/* gzip.c: gzip members parsed here, their deflate data inflated by
- * libdeflate, their trailers checked here (libdeflate's own gzip reader
- * answers BAD_DATA alike for a bad stream and a bad CRC; parsing the wrapper
- * ourselves tells them apart and gives offsets). */
+/* gzip.c: gzip members and zlib streams parsed here, their deflate data
+ * inflated by libdeflate, their trailers checked here (libdeflate's own
+ * gzip and zlib readers answer BAD_DATA alike for a bad stream and a bad
+ * checksum; parsing the wrapper ourselves tells them apart and gives
+ * offsets). */
 #include "gzip.h"
 
 #include <libdeflate.h>
@@ -174,6 +175,51 @@ tr_error gz_inflate(gz_inflater *z, tr_message in, tr_message *out)
     } while (pos < n);
 
     out->n = len;
+    return fail(TR_E_OK, 0);
+}
+
+/* RFC 1950. */
+#define ZL_CM_DEFLATE 8
+#define ZL_MAX_CINFO 7 /* a window of 2^(CINFO + 8) bytes: 32 KiB at most */
+#define ZL_FDICT 0x20
+#define ZL_HEADER_LEN 2u
+#define ZL_TRAILER_LEN 4u
+
+static uint32_t be32(const uint8_t *p)
+{
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | (uint32_t)p[3];
+}
+
+tr_error gz_inflate_zlib(gz_inflater *z, tr_message in, tr_message *out)
+{
+    const uint8_t *p = in.p;
+    size_t n = in.n;
+    out->p = z->buf;
+    out->n = 0;
+    /* the header: what has arrived is checked first, so a wrong first byte
+     * is not called a cut */
+    if (n >= 1 && ((p[0] & 0x0f) != ZL_CM_DEFLATE || p[0] >> 4 > ZL_MAX_CINFO))
+        return fail(TR_E_ZLIB_CORRUPT, 0);
+    if (n < ZL_HEADER_LEN)
+        return fail(TR_E_ZLIB_TRUNCATED, n);
+    if (((unsigned)p[0] << 8 | p[1]) % 31 != 0 || (p[1] & ZL_FDICT))
+        return fail(TR_E_ZLIB_CORRUPT, 1);
+    size_t used_in = 0, got = 0;
+    enum libdeflate_result r =
+        libdeflate_deflate_decompress_ex(z->d, p + ZL_HEADER_LEN, n - ZL_HEADER_LEN, z->buf,
+                                         z->max_len, &used_in, &got);
+    if (r == LIBDEFLATE_INSUFFICIENT_SPACE)
+        return fail(TR_E_INFLATE_LIMIT, ZL_HEADER_LEN);
+    if (r != LIBDEFLATE_SUCCESS)
+        return fail(TR_E_ZLIB_CORRUPT, ZL_HEADER_LEN);
+    size_t t = ZL_HEADER_LEN + used_in;
+    if (used_in > n - ZL_HEADER_LEN || n - t < ZL_TRAILER_LEN)
+        return fail(TR_E_ZLIB_TRUNCATED, n);
+    if (libdeflate_adler32(1, z->buf, got) != be32(p + t))
+        return fail(TR_E_ZLIB_ADLER, t);
+    if (n - t > ZL_TRAILER_LEN)
+        return fail(TR_E_ZLIB_CORRUPT, t + ZL_TRAILER_LEN);
+    out->n = got;
     return fail(TR_E_OK, 0);
 }
 

@@ -1,6 +1,7 @@
 /* gzip.h: gzip messages (gRPC's `grpc-encoding: gzip`, compressed flag 1)
+ * and deflate ones (`grpc-encoding: deflate`: a zlib stream, RFC 1950)
  * inflated with libdeflate into one buffer reused for every message, and
- * compressed again for the senders.
+ * gzip compressed again for the senders.
  *
  * Memory. A gz_inflater is the caller's struct; gz_inflater_init allocates
  * its decompressor and one output buffer of max_len bytes (ar_map: mapped,
@@ -78,6 +79,18 @@ void gz_inflater_destroy(gz_inflater *z);
 /* Inflates the gzip message in into z's buffer; *out views the result (see
  * the contract above). Returns the error, TR_E_OK on success. */
 tr_error gz_inflate(gz_inflater *z, tr_message in, tr_message *out)
+    __attribute__((warn_unused_result));
+
+/* The same for a deflate message: one zlib stream (RFC 1950: a 2-byte
+ * header, deflate data, the Adler-32 of what it inflates to), nothing after
+ * it, no preset dictionary (gRPC never sets one). Errors, with the offset
+ * inside the message: TR_E_ZLIB_CORRUPT for a bad header (that byte),
+ * deflate data libdeflate rejects (the data's start) or bytes after the
+ * stream (the first of them); TR_E_ZLIB_TRUNCATED when the input ends
+ * inside the header or the checksum (its length); TR_E_ZLIB_ADLER for a
+ * checksum that differs (the checksum); TR_E_INFLATE_LIMIT as for gzip
+ * (zlib declares no length, so only inflating finds it). */
+tr_error gz_inflate_zlib(gz_inflater *z, tr_message in, tr_message *out)
     __attribute__((warn_unused_result));
 
 typedef struct {

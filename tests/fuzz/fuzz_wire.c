@@ -5,11 +5,12 @@
  *           pieces the stream arrives in; frames are views inside the
  *           input; fr_join and fr_gather count them right; errors are
  *           sticky and at the stated offsets
- *   gzip    inflating any bytes gives an error or a view inside the
- *           inflater's buffer of at most its limit; a compressed payload
- *           inflates back to the same bytes when they fit the limit, and
- *           to INFLATE_LIMIT when they do not
+ *   gzip    inflating any bytes (as gzip or as deflate) gives an error or a
+ *           view inside the inflater's buffer of at most its limit; a
+ *           compressed payload inflates back to the same bytes when they
+ *           fit the limit, and to INFLATE_LIMIT when they do not
  */
+#include <libdeflate.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -197,9 +198,11 @@ out:
 /* ======================================================== gzip ===== */
 
 /* Input: d[0] bit 0 picks the property, bit 1 a small limit (1000 bytes,
- * to reach INFLATE_LIMIT often); the rest is the payload.
- *   bit 0 clear: inflate the payload as a gzip message. Any bytes: an error,
- *     or a view inside the inflater's buffer of at most the limit.
+ * to reach INFLATE_LIMIT often), bit 2 the format (set: deflate, a zlib
+ * stream, gz_inflate_zlib; clear: gzip); the rest is the payload.
+ *   bit 0 clear: inflate the payload as a message of that format. Any
+ *     bytes: an error, or a view inside the inflater's buffer of at most
+ *     the limit.
  *   bit 0 set: compress the payload, inflate it back: the same bytes when
  *     they fit the limit, INFLATE_LIMIT when they do not. */
 const char *fz_gzip(const uint8_t *d, size_t n)
@@ -216,21 +219,25 @@ const char *fz_gzip(const uint8_t *d, size_t n)
     if (n == 0)
         return NULL;
     gz_inflater *z = (d[0] & 2) ? &small : &big;
+    bool zlib = d[0] & 4;
+    tr_error (*inflate)(gz_inflater *, tr_message, tr_message *) =
+        zlib ? gz_inflate_zlib : gz_inflate;
     tr_message in = {d + 1, n - 1}, out = {NULL, 0};
     const char *why = NULL;
     uint8_t *buf = NULL;
     if ((d[0] & 1) == 0) {
-        tr_error e = gz_inflate(z, in, &out);
+        tr_error e = inflate(z, in, &out);
         FZ_CHECK(e.code != TR_E_OK || (out.n <= z->max_len && out.p >= z->buf &&
                                        out.p + out.n <= z->buf + z->max_len),
                  "gzip: a view outside the inflater's buffer or past the limit");
     } else {
-        size_t cap = gz_bound(&def, in.n);
+        size_t cap = zlib ? libdeflate_zlib_compress_bound(def.c, in.n) : gz_bound(&def, in.n);
         buf = malloc(cap);
         FZ_CHECK(buf != NULL, "gzip: out of memory");
-        size_t m = gz_deflate(&def, in, buf, cap);
+        size_t m = zlib ? libdeflate_zlib_compress(def.c, in.p, in.n, buf, cap)
+                        : gz_deflate(&def, in, buf, cap);
         FZ_CHECK(m > 0, "gzip: compressing failed");
-        tr_error e = gz_inflate(z, (tr_message){buf, m}, &out);
+        tr_error e = inflate(z, (tr_message){buf, m}, &out);
         if (in.n <= z->max_len) {
             FZ_CHECK(e.code == TR_E_OK, "gzip: a round trip failed");
             FZ_CHECK(out.n == in.n && memcmp(out.p, in.p, in.n) == 0,

@@ -141,8 +141,13 @@ def serve(args):
         "Chat": B(chat, **kw), "Forever": S(forever, **kw), "Stats": U(stats, **kw),
         "Die": S(die, **kw), "Cancel": S(cancel, **kw),
     }
+    # --compression: the server compresses its responses (the clients here
+    # accept gzip and deflate)
+    comp = {None: None, "gzip": grpc.Compression.Gzip,
+            "deflate": grpc.Compression.Deflate}[args.compression]
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=32),
-                         options=[("grpc.max_receive_message_length", 64 << 20)])
+                         options=[("grpc.max_receive_message_length", 64 << 20)],
+                         compression=comp)
     server.add_generic_rpc_handlers(
         (grpc.method_handlers_generic_handler("triage.Test", handlers),))
     port = server.add_insecure_port("127.0.0.1:0")
@@ -300,17 +305,25 @@ def client(args):
         t.check("oversized message: the call beside it on the connection completes",
                 fs.result(timeout=T) == kept)
 
-    # a compressed message when the proxy reads only identity: INTERNAL, that call only
-    gz = grpc.insecure_channel(args.target, options=opts, compression=grpc.Compression.Gzip)
-    try:
-        gz.unary_unary("/triage.Test/Unary", request_serializer=ident,
-                       response_deserializer=ident)(a_kept, timeout=T)
-        t.check("gzip message, proxy reading identity: INTERNAL", False, "succeeded")
-    except grpc.RpcError as e:
-        t.check("gzip message, proxy reading identity: INTERNAL",
-                e.code() == grpc.StatusCode.INTERNAL and "proxy" in (e.details() or ""),
-                "%s %s" % (e.code().name, e.details()))
-    gz.close()
+    # compressed messages: the proxy judges what the call's grpc-encoding
+    # names (gzip and deflate, by default), inflated, and forwards them as
+    # they came; a dropped one never reaches the server
+    for name, comp in (("gzip", grpc.Compression.Gzip), ("deflate", grpc.Compression.Deflate)):
+        cc = grpc.insecure_channel(args.target, options=opts, compression=comp)
+        cu = cc.unary_unary("/triage.Test/Unary", request_serializer=ident,
+                            response_deserializer=ident)
+        try:
+            t.check("%s message: judged, echoed whole" % name, cu(a_kept, timeout=T) == a_kept)
+        except grpc.RpcError as e:
+            t.check("%s message: judged, echoed whole" % name, False,
+                    "%s %s" % (e.code().name, e.details()))
+        try:
+            cu(pool[dropped_ix[0]], timeout=T)
+            t.check("%s message dropped: the server's error" % name, False, "call succeeded")
+        except grpc.RpcError as e:
+            t.check("%s message dropped: the server's error (%s)" % (name, e.code().name),
+                    e.code() != grpc.StatusCode.OK and "proxy" not in (e.details() or ""))
+        cc.close()
 
     # a cancelled call reaches the server as a cancellation
     before = int(dict(stats.with_call(a_kept, timeout=T)[1].trailing_metadata())["x-cancelled"])
@@ -432,14 +445,16 @@ def client(args):
 
 def quick(args):
     """Stream and Collect through a proxy judging one direction (or reading
-    gzip): what each side must see is given by --requests and --responses
-    (kept: exactly the kept messages; all: every message)."""
+    compressed messages): what each side must see is given by --requests and
+    --responses (kept: exactly the kept messages; all: every message); with
+    --refused, each call must end with the proxy's INTERNAL instead."""
     pool = read_pool(args.frames)
     verdicts = [line.split()[1] == "keep" for line in open(args.verdicts)]
     kept = [m for m, k in zip(pool, verdicts) if k]
     t = Checks()
     T = 20
-    comp = grpc.Compression.Gzip if args.gzip else None
+    comp = {None: None, "gzip": grpc.Compression.Gzip,
+            "deflate": grpc.Compression.Deflate}[args.compression]
     ch = grpc.insecure_channel(args.target, compression=comp)
     a_kept = kept[0]
     label = args.label
@@ -447,19 +462,32 @@ def quick(args):
     it = ch.unary_stream("/triage.Test/Stream", request_serializer=ident,
                          response_deserializer=ident)(
         a_kept, timeout=T, metadata=(("x-count", str(len(pool))),))
-    got = list(it)
-    t.check("%s: stream: responses are %s (%d)" % (label, args.responses, len(got)),
-            got == want_rsp, "got %d" % len(got))
+    if args.refused:
+        got, err = read_until_error(it)
+        t.check("%s: stream: the proxy's INTERNAL (%s)" % (label, err and err.code().name),
+                err is not None and err.code() == grpc.StatusCode.INTERNAL
+                and "proxy" in (err.details() or ""), err and err.details())
+    else:
+        got = list(it)
+        t.check("%s: stream: responses are %s (%d)" % (label, args.responses, len(got)),
+                got == want_rsp, "got %d" % len(got))
     want_req = kept if args.requests == "kept" else pool
     h = hashlib.sha256()
     for k in want_req:
         h.update(hashlib.sha256(k).digest())
-    _, call = ch.stream_unary("/triage.Test/Collect", request_serializer=ident,
-                              response_deserializer=ident).with_call(iter(pool), timeout=T)
-    tm = dict(call.trailing_metadata())
-    t.check("%s: collect: the server received %s (%s)" % (label, args.requests,
-                                                          tm.get("x-received")),
-            tm.get("x-received") == str(len(want_req)) and tm.get("x-sha") == h.hexdigest())
+    try:
+        _, call = ch.stream_unary("/triage.Test/Collect", request_serializer=ident,
+                                  response_deserializer=ident).with_call(iter(pool), timeout=T)
+        tm = dict(call.trailing_metadata())
+        t.check("%s: collect: the server received %s (%s)" % (label, args.requests,
+                                                              tm.get("x-received")),
+                not args.refused and tm.get("x-received") == str(len(want_req))
+                and tm.get("x-sha") == h.hexdigest())
+    except grpc.RpcError as e:
+        t.check("%s: collect: %s (%s)" % (label, "the proxy's INTERNAL" if args.refused
+                                          else "completes", e.code().name),
+                args.refused and e.code() == grpc.StatusCode.INTERNAL
+                and "proxy" in (e.details() or ""), e.details())
     ch.close()
     print("%d passed, %d failed" % (t.passed, t.failed), flush=True)
     return 0 if t.failed == 0 else 1
@@ -702,6 +730,7 @@ def main():
     s.add_argument("--port-file", required=True)
     s.add_argument("--frames", required=True)
     s.add_argument("--lifetime", type=float, default=300)
+    s.add_argument("--compression", choices=("gzip", "deflate"))
     c = sub.add_parser("client")
     c.add_argument("--target", required=True)
     c.add_argument("--frames", required=True)
@@ -713,7 +742,8 @@ def main():
     q.add_argument("--label", required=True)
     q.add_argument("--requests", choices=("kept", "all"), required=True)
     q.add_argument("--responses", choices=("kept", "all"), required=True)
-    q.add_argument("--gzip", action="store_true")
+    q.add_argument("--compression", choices=("gzip", "deflate"))
+    q.add_argument("--refused", action="store_true")
     d = sub.add_parser("drain")
     d.add_argument("--target", required=True)
     d.add_argument("--frames", required=True)

@@ -54,10 +54,10 @@ peer_run() {
     fi
 }
 
-# start_server NAME: a peer server; sets port_NAME.
+# start_server NAME [ARGS...]: a peer server; sets port_NAME.
 start_server() {
     timeout -k 2 120 $PY "$peer" server --port-file "$tmp/$1.port" --frames "$tmp/frames" \
-        >"$tmp/$1.log" 2>&1 &
+        "${@:2}" >"$tmp/$1.log" 2>&1 &
     pids+=($!)
     wait_for "$tmp/$1.port" . || { say "FAIL server $1 did not start"; cat "$tmp/$1.log"; return 1; }
     eval "port_$1=$(cat "$tmp/$1.port")"
@@ -180,7 +180,19 @@ peer_run relay 30 quick --target "$addr_relay" "${args[@]}" \
     --label "relay (none)" --requests all --responses all
 start_proxy gz "$port_other" --grpc-encoding gzip || exit 1
 peer_run gzip 30 quick --target "$addr_gz" "${args[@]}" \
-    --label "gzip requests" --requests kept --responses kept --gzip
+    --label "gzip requests" --requests kept --responses kept --compression gzip
+# compressed both ways, each way its own encoding: a server that deflates
+# its answers, a client that gzips its requests, a proxy reading what each
+# call names (the default); one reading identity refuses them
+start_server zipped --compression deflate || exit 1
+start_proxy zip "$port_zipped" || exit 1
+peer_run "gzip requests, deflate responses" 30 quick --target "$addr_zip" "${args[@]}" \
+    --label "gzip requests, deflate responses" --requests kept --responses kept \
+    --compression gzip
+start_proxy plain "$port_zipped" --grpc-encoding identity || exit 1
+peer_run "identity only" 30 quick --target "$addr_plain" "${args[@]}" \
+    --label "proxy reading identity, deflate responses" --requests kept --responses kept \
+    --refused
 # ---- malformed messages from a raw HTTP/2 client: each ends its own call
 # with INTERNAL, and the good call beside them on the same connection goes on
 start_proxy raw "$port_other" || exit 1
@@ -213,10 +225,15 @@ check "the good call on the same connection: status 0, its message back ($(line 
 # ---- clients that are not HTTP/2 or stop halfway cost only their connection
 peer_run garbage 40 garbage --target "$addr_raw" "${args[@]}"
 
-for p in resp req relay gz raw; do
+for p in resp req relay gz zip plain raw; do
     stop_proxy $p
     check "$p: exits 0 on SIGTERM" test $? -eq 0
 done
+n=$(tally_key zip inflated)
+check "zip: it inflated the messages it judged (${n:-none})" test "${n:-0}" -gt 0
+n=$(tally_key plain refused)
+check "plain: the compressed messages it does not read are counted refused (${n:-none})" \
+    test "${n:-0}" -gt 0
 # the connections the proxy gave up on are on its stderr, each with its
 # peer and the reason, and counted in its tally
 sed -n 's/^triage-demo proxy: /   log: /p' "$tmp/raw.err" | tee -a "$log"

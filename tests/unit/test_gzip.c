@@ -696,6 +696,183 @@ START_TEST(buffer_is_reused)
 }
 END_TEST
 
+/* --- deflate: one zlib stream (grpc-encoding: deflate) ------------------ */
+
+/* A zlib stream of [p, p + n) in a fresh malloc'd buffer; *out_n its size. */
+static uint8_t *zlib_of(const void *p, size_t n, int level, size_t *out_n)
+{
+    struct libdeflate_compressor *c = libdeflate_alloc_compressor(level);
+    ck_assert_ptr_nonnull(c);
+    size_t cap = libdeflate_zlib_compress_bound(c, n);
+    uint8_t *out = malloc(cap);
+    ck_assert_ptr_nonnull(out);
+    *out_n = libdeflate_zlib_compress(c, p, n, out, cap);
+    ck_assert_uint_gt(*out_n, 0);
+    libdeflate_free_compressor(c);
+    return out;
+}
+
+START_TEST(zlib_round_trip)
+{
+    iss_gen *g = iss_gen_new(7);
+    uint8_t *plain = malloc(ISS_MAX_MESSAGE);
+    gz_inflater z;
+    ck_assert(gz_inflater_init(&z, 0));
+    static const int levels[] = {0, 1, 6, 12};
+    for (uint64_t i = 0; i < 40; i++) {
+        size_t n = plain_message(g, 31, i, plain, ISS_MAX_MESSAGE), m;
+        uint8_t *zl = zlib_of(plain, n, levels[i % 4], &m);
+        uint64_t theirs = lib_allocs;
+        tr_message in = {zl, m}, out;
+        tr_error e = gz_inflate_zlib(&z, in, &out);
+        REQUIRE(e.code == TR_E_OK && out.p == z.buf && out.n == n &&
+                memcmp(out.p, plain, n) == 0);
+        REQUIRE(lib_allocs == theirs && z.allocs == 2); /* nothing allocated */
+        free(zl);
+    }
+    size_t m;
+    uint8_t *zl = zlib_of("", 0, 6, &m);
+    tr_message in = {zl, m}, out;
+    ck_assert_int_eq(gz_inflate_zlib(&z, in, &out).code, TR_E_OK);
+    ck_assert_uint_eq(out.n, 0);
+    free(zl);
+    gz_inflater_destroy(&z);
+    free(plain);
+    iss_gen_free(g);
+}
+END_TEST
+
+START_TEST(zlib_bad_bytes)
+{
+    const char *text = "{\"detail\":{\"type\":\"Bug\"}}";
+    size_t n = strlen(text), m;
+    uint8_t *zl = zlib_of(text, n, 6, &m);
+    uint8_t *buf = malloc(m + 1);
+    gz_inflater z;
+    ck_assert(gz_inflater_init(&z, 0));
+    tr_message in = {buf, m}, out;
+    tr_error e;
+#define ZL_EXPECT(code_, offset_)                                                     \
+    do {                                                                              \
+        e = gz_inflate_zlib(&z, in, &out);                                            \
+        ck_assert_int_eq(e.code, (code_));                                            \
+        ck_assert_uint_eq(e.offset, (offset_));                                       \
+        ck_assert_uint_eq(out.n, 0);                                                  \
+        memcpy(buf, zl, m);                                                           \
+        in.n = m;                                                                     \
+    } while (0)
+    memcpy(buf, zl, m);
+    ck_assert_int_eq(gz_inflate_zlib(&z, in, &out).code, TR_E_OK);
+    ck_assert_mem_eq(out.p, text, n);
+    /* the method is not deflate; a window over 32 KiB */
+    buf[0] = (uint8_t)((buf[0] & 0xf0) | 7);
+    ZL_EXPECT(TR_E_ZLIB_CORRUPT, 0);
+    buf[0] = (uint8_t)(0x80 | (buf[0] & 0x0f));
+    ZL_EXPECT(TR_E_ZLIB_CORRUPT, 0);
+    /* the header's check bits; a preset dictionary (check bits made right) */
+    buf[1] ^= 1;
+    ZL_EXPECT(TR_E_ZLIB_CORRUPT, 1);
+    buf[1] = 0x20;
+    buf[1] = (uint8_t)(buf[1] + (31 - ((unsigned)buf[0] << 8 | buf[1]) % 31) % 31);
+    ck_assert_uint_eq(((unsigned)buf[0] << 8 | buf[1]) % 31, 0);
+    ZL_EXPECT(TR_E_ZLIB_CORRUPT, 1);
+    /* the checksum */
+    buf[m - 1] ^= 0x40;
+    ZL_EXPECT(TR_E_ZLIB_ADLER, m - 4);
+    /* a byte after the stream */
+    buf[m] = 0;
+    in.n = m + 1;
+    ZL_EXPECT(TR_E_ZLIB_CORRUPT, m);
+    /* empty; a first byte alone */
+    in.n = 0;
+    ZL_EXPECT(TR_E_ZLIB_TRUNCATED, 0);
+    in.n = 1;
+    ZL_EXPECT(TR_E_ZLIB_TRUNCATED, 1);
+    gz_inflater_destroy(&z);
+    /* the limit is exact: n bytes fit in n, not in n - 1 */
+    ck_assert(gz_inflater_init(&z, n));
+    ck_assert_int_eq(gz_inflate_zlib(&z, in, &out).code, TR_E_OK);
+    ck_assert_uint_eq(out.n, n);
+    gz_inflater_destroy(&z);
+    ck_assert(gz_inflater_init(&z, n - 1));
+    ZL_EXPECT(TR_E_INFLATE_LIMIT, 2);
+    gz_inflater_destroy(&z);
+    /* a gzip member is not a zlib stream, nor the other way round */
+    size_t gm;
+    uint8_t *gz = gzip_of(text, n, 6, &gm);
+    ck_assert(gz_inflater_init(&z, 0));
+    in = (tr_message){gz, gm};
+    ck_assert_int_eq(gz_inflate_zlib(&z, in, &out).code, TR_E_ZLIB_CORRUPT);
+    in = (tr_message){zl, m};
+    ck_assert_int_eq(gz_inflate(&z, in, &out).code, TR_E_GZIP_CORRUPT);
+#undef ZL_EXPECT
+    gz_inflater_destroy(&z);
+    free(gz);
+    free(buf);
+    free(zl);
+}
+END_TEST
+
+START_TEST(zlib_every_prefix_and_byte)
+{
+    iss_gen *g = iss_gen_new(7);
+    uint8_t *plain = malloc(ISS_MAX_MESSAGE);
+    size_t n = plain_message(g, 5, 1, plain, ISS_MAX_MESSAGE), m;
+    uint8_t *zl = zlib_of(plain, n, 6, &m);
+    gz_inflater z;
+    ck_assert(gz_inflater_init(&z, 0));
+    size_t t = m - 4; /* the checksum */
+    unsigned truncated = 0;
+    for (size_t k = 0; k < m; k++) {
+        /* a copy of exactly k bytes, so ASan sees any read past the cut */
+        uint8_t *cut = malloc(k ? k : 1);
+        memcpy(cut, zl, k);
+        tr_message in = {cut, k}, out;
+        tr_error e = gz_inflate_zlib(&z, in, &out);
+        free(cut);
+        REQUIRE(e.code != TR_E_OK && out.n == 0);
+        if (k < 2 || k >= t)
+            REQUIRE(e.code == TR_E_ZLIB_TRUNCATED && e.offset == k);
+        else /* inside the deflate data a cut and damage look alike */
+            REQUIRE(e.code == TR_E_ZLIB_TRUNCATED || e.code == TR_E_ZLIB_CORRUPT);
+        truncated += e.code == TR_E_ZLIB_TRUNCATED;
+    }
+    ck_assert_uint_ge(truncated, 2 + 4);
+    /* every byte flipped: an error, or the message itself */
+    static const uint8_t flips[] = {0x01, 0x80, 0xff};
+    unsigned adler = 0;
+    tr_message in = {zl, m}, out;
+    for (size_t at = 0; at < m; at++)
+        for (size_t k = 0; k < sizeof flips; k++) {
+            zl[at] ^= flips[k];
+            tr_error e = gz_inflate_zlib(&z, in, &out);
+            zl[at] ^= flips[k];
+            if (e.code == TR_E_OK) {
+                /* bits nobody reads (the padding after the last block, the
+                 * code length of a symbol the data never uses): the
+                 * message itself, whole */
+                REQUIRE(at >= 2 && at < t);
+                REQUIRE(out.n == n && memcmp(out.p, plain, n) == 0);
+                continue;
+            }
+            REQUIRE(out.n == 0 && e.offset <= m);
+            if (at < 2)
+                REQUIRE(e.code == TR_E_ZLIB_CORRUPT && e.offset == at);
+            else if (at >= t)
+                REQUIRE(e.code == TR_E_ZLIB_ADLER && e.offset == t);
+            else
+                REQUIRE(e.code == TR_E_ZLIB_CORRUPT || e.code == TR_E_ZLIB_ADLER ||
+                        e.code == TR_E_ZLIB_TRUNCATED || e.code == TR_E_INFLATE_LIMIT);
+            adler += e.code == TR_E_ZLIB_ADLER;
+        }
+    ck_assert_uint_gt(adler, 4 * sizeof flips); /* the data's damage shows there too */
+    gz_inflater_destroy(&z);
+    free(zl);
+    free(plain);
+    iss_gen_free(g);
+}
+END_TEST
+
 static Suite *inflate_suite(void)
 {
     Suite *s = suite_create("gzip");
@@ -719,6 +896,10 @@ static Suite *inflate_suite(void)
     tcase_add_test(t, every_single_byte_corruption);
     tcase_add_test(t, crc_mismatch_in_well_formed_data);
     tcase_add_test(t, every_prefix_is_an_error);
+    t = su_tcase(s, "deflate", NULL, NULL, 120);
+    tcase_add_test(t, zlib_round_trip);
+    tcase_add_test(t, zlib_bad_bytes);
+    tcase_add_test(t, zlib_every_prefix_and_byte);
     return s;
 }
 
