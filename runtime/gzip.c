@@ -130,6 +130,29 @@ static size_t parse_header(const uint8_t *p, size_t n, size_t pos, tr_error *e)
     return q;
 }
 
+/* The deflate data at p[data] of the n bytes p, inflated into z's buffer
+ * after its first len bytes: *got bytes, the data ending at *t, where a
+ * trailer of trailer bytes must follow. Errors: INFLATE_LIMIT (at the data)
+ * when the buffer is full first; corrupt (at the data) for what libdeflate
+ * rejects; cut (at n) when the trailer is not all there. */
+static tr_error inflate_data(gz_inflater *z, const uint8_t *p, size_t n, size_t data, size_t len,
+                             size_t trailer, tr_code corrupt, tr_code cut, size_t *t, size_t *got)
+{
+    size_t used_in = 0;
+    enum libdeflate_result r = libdeflate_deflate_decompress_ex(
+        z->d, p + data, n - data, z->buf + len, z->max_len - len, &used_in, got);
+    if (r == LIBDEFLATE_INSUFFICIENT_SPACE)
+        return fail(TR_E_INFLATE_LIMIT, data);
+    if (r != LIBDEFLATE_SUCCESS)
+        return fail(corrupt, data);
+    /* libdeflate reports used_in <= what it was given; checked anyway,
+     * since an overrun here would read past the message. */
+    *t = data + used_in;
+    if (used_in > n - data || n - *t < trailer)
+        return fail(cut, n);
+    return fail(TR_E_OK, 0);
+}
+
 tr_error gz_inflate(gz_inflater *z, tr_message in, tr_message *out)
 {
     const uint8_t *p = in.p;
@@ -154,18 +177,11 @@ tr_error gz_inflate(gz_inflater *z, tr_message in, tr_message *out)
             if (isize > z->max_len && isize <= most)
                 return fail(TR_E_INFLATE_LIMIT, n - 4);
         }
-        size_t used_in = 0, got = 0;
-        enum libdeflate_result r = libdeflate_deflate_decompress_ex(
-            z->d, p + data, n - data, z->buf + len, z->max_len - len, &used_in, &got);
-        if (r == LIBDEFLATE_INSUFFICIENT_SPACE)
-            return fail(TR_E_INFLATE_LIMIT, data);
-        if (r != LIBDEFLATE_SUCCESS)
-            return fail(TR_E_GZIP_CORRUPT, data);
-        /* libdeflate reports used_in <= what it was given; checked anyway,
-         * since an overrun here would read past the message. */
-        size_t t = data + used_in;
-        if (used_in > n - data || n - t < GZ_TRAILER_LEN)
-            return fail(TR_E_GZIP_TRUNCATED, n);
+        size_t t = 0, got = 0;
+        e = inflate_data(z, p, n, data, len, GZ_TRAILER_LEN, TR_E_GZIP_CORRUPT,
+                         TR_E_GZIP_TRUNCATED, &t, &got);
+        if (e.code != TR_E_OK)
+            return e;
         if (libdeflate_crc32(0, z->buf + len, got) != le32(p + t))
             return fail(TR_E_GZIP_CRC, t);
         if (le32(p + t + 4) != (uint32_t)got)
@@ -204,17 +220,11 @@ tr_error gz_inflate_zlib(gz_inflater *z, tr_message in, tr_message *out)
         return fail(TR_E_ZLIB_TRUNCATED, n);
     if (((unsigned)p[0] << 8 | p[1]) % 31 != 0 || (p[1] & ZL_FDICT))
         return fail(TR_E_ZLIB_CORRUPT, 1);
-    size_t used_in = 0, got = 0;
-    enum libdeflate_result r =
-        libdeflate_deflate_decompress_ex(z->d, p + ZL_HEADER_LEN, n - ZL_HEADER_LEN, z->buf,
-                                         z->max_len, &used_in, &got);
-    if (r == LIBDEFLATE_INSUFFICIENT_SPACE)
-        return fail(TR_E_INFLATE_LIMIT, ZL_HEADER_LEN);
-    if (r != LIBDEFLATE_SUCCESS)
-        return fail(TR_E_ZLIB_CORRUPT, ZL_HEADER_LEN);
-    size_t t = ZL_HEADER_LEN + used_in;
-    if (used_in > n - ZL_HEADER_LEN || n - t < ZL_TRAILER_LEN)
-        return fail(TR_E_ZLIB_TRUNCATED, n);
+    size_t t = 0, got = 0;
+    tr_error e = inflate_data(z, p, n, ZL_HEADER_LEN, 0, ZL_TRAILER_LEN, TR_E_ZLIB_CORRUPT,
+                              TR_E_ZLIB_TRUNCATED, &t, &got);
+    if (e.code != TR_E_OK)
+        return e;
     if (libdeflate_adler32(1, z->buf, got) != be32(p + t))
         return fail(TR_E_ZLIB_ADLER, t);
     if (n - t > ZL_TRAILER_LEN)
