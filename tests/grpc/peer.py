@@ -65,6 +65,10 @@ class Counters:
         self.stream_done = 0.0
 
 
+# --compression's values, as grpcio names them
+COMPRESSION = {None: None, "gzip": grpc.Compression.Gzip, "deflate": grpc.Compression.Deflate}
+
+
 def serve(args):
     pool = read_pool(args.frames)
     ctr = Counters()
@@ -143,11 +147,9 @@ def serve(args):
     }
     # --compression: the server compresses its responses (the clients here
     # accept gzip and deflate)
-    comp = {None: None, "gzip": grpc.Compression.Gzip,
-            "deflate": grpc.Compression.Deflate}[args.compression]
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=32),
                          options=[("grpc.max_receive_message_length", 64 << 20)],
-                         compression=comp)
+                         compression=COMPRESSION[args.compression])
     server.add_generic_rpc_handlers(
         (grpc.method_handlers_generic_handler("triage.Test", handlers),))
     port = server.add_insecure_port("127.0.0.1:0")
@@ -308,8 +310,8 @@ def client(args):
     # compressed messages: the proxy judges what the call's grpc-encoding
     # names (gzip and deflate, by default), inflated, and forwards them as
     # they came; a dropped one never reaches the server
-    for name, comp in (("gzip", grpc.Compression.Gzip), ("deflate", grpc.Compression.Deflate)):
-        cc = grpc.insecure_channel(args.target, options=opts, compression=comp)
+    for name in ("gzip", "deflate"):
+        cc = grpc.insecure_channel(args.target, options=opts, compression=COMPRESSION[name])
         cu = cc.unary_unary("/triage.Test/Unary", request_serializer=ident,
                             response_deserializer=ident)
         try:
@@ -453,9 +455,7 @@ def quick(args):
     kept = [m for m, k in zip(pool, verdicts) if k]
     t = Checks()
     T = 20
-    comp = {None: None, "gzip": grpc.Compression.Gzip,
-            "deflate": grpc.Compression.Deflate}[args.compression]
-    ch = grpc.insecure_channel(args.target, compression=comp)
+    ch = grpc.insecure_channel(args.target, compression=COMPRESSION[args.compression])
     a_kept = kept[0]
     label = args.label
     want_rsp = kept if args.responses == "kept" else pool
