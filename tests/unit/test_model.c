@@ -385,9 +385,11 @@ END_TEST
 
 /* The compact JSON [m, m + n) (as the encoder writes it: no whitespace)
  * into out with junk after every scalar value (a string that is no key, a
- * number, true, false, null): "x", " x", "\tz" or "y" in turn, none of
- * which can continue a value or open one; its length. */
-static size_t junk_after_scalars(const uint8_t *m, size_t n, uint8_t *out, size_t cap)
+ * number, true, false, null), or after every object or array but the whole
+ * text (closers): "x", " x", "\tz" or "y" in turn, none of which can
+ * continue a value or open one; its length. */
+static size_t junk_after_values(const uint8_t *m, size_t n, uint8_t *out, size_t cap,
+                                bool closers)
 {
     static const char *const junk[] = {"x", " x", "\tz", "y"};
     size_t w = 0, turn = 0;
@@ -405,9 +407,10 @@ static size_t junk_after_scalars(const uint8_t *m, size_t n, uint8_t *out, size_
         REQUIRE(j <= n && w + (j - i) + 2 <= cap);
         memcpy(out + w, m + i, j - i);
         w += j - i;
-        bool scalar = m[i] != '{' && m[i] != '[' && m[i] != '}' && m[i] != ']' && m[i] != ',' &&
-                      m[i] != ':' && !(j < n && m[j] == ':');
-        if (scalar) {
+        bool closer = m[i] == '}' || m[i] == ']';
+        bool scalar = !closer && m[i] != '{' && m[i] != '[' && m[i] != ',' && m[i] != ':' &&
+                      !(j < n && m[j] == ':');
+        if (closers ? closer && j < n : scalar) {
             const char *x = junk[turn++ % 4];
             memcpy(out + w, x, strlen(x));
             w += strlen(x);
@@ -417,40 +420,47 @@ static size_t junk_after_scalars(const uint8_t *m, size_t n, uint8_t *out, size_
     return w;
 }
 
-/* A scalar or case name followed by what cannot follow a JSON value is no
- * value: on messages with junk after every scalar, every optic whose focus
- * is a scalar, an enum or a union's tag misses, where it hit before (the
- * scanners do not validate, but `12x` is not 12, nor `"Sev1"x` Sev1). */
-START_TEST(no_scalar_is_read_with_junk_after_it)
+/* A value followed by what cannot follow a JSON value is no value: on
+ * messages with junk after every scalar, every optic whose focus is a
+ * scalar, an enum or a union's tag misses, and with junk after every object
+ * and array, every optic whose focus is a record read whole, where each hit
+ * before (the scanners do not validate, but `12x` is not 12, nor `"Sev1"x`
+ * Sev1, nor `{"count":1}x` a record). */
+START_TEST(no_value_is_read_with_junk_after_it)
 {
-    int hits = 0;
-    for (int size = 2; size <= 20; size += 3)
-        for (uint64_t k = 0; k < 6; k++) {
-            size_t n = make(S->root, size, k, k % 2 == 1);
-            size_t m = junk_after_scalars(C->enc, n, C->tmp, BUF_BYTES);
-            REQUIREF(decode(S->root, C->tmp, m).code != TR_E_OK || m == n,
-                     "size %d, message %llu with junk: the decoder accepts it", size,
-                     (unsigned long long)k);
-            for (int i = 0; i < S->noptics; i++) {
-                const op_optic *o = &S->optics[i];
-                if (!op_from_message(S, i) || o->kind == OP_RECORD || o->kind == OP_RAW)
-                    continue;
-                op_value v;
-                ar_reset(&C->scan);
-                if (!op_scan_message(S, i, C->enc, n, &v, C->scratch, &C->scan))
-                    continue;
-                hits++;
-                ar_reset(&C->scan);
-                REQUIREF(!op_scan_message(S, i, C->tmp, m, &v, C->scratch, &C->scan),
-                         "optic %s (%s), size %d, message %llu: read a value with junk after it",
-                         o->name, o->path, size, (unsigned long long)k);
+    int hits[2] = {0, 0}, wanted[2] = {0, 0};
+    for (int closers = 0; closers < 2; closers++) {
+        for (int size = 2; size <= 20; size += 3) {
+            for (uint64_t k = 0; k < 6; k++) {
+                size_t n = make(S->root, size, k, k % 2 == 1);
+                size_t m = junk_after_values(C->enc, n, C->tmp, BUF_BYTES, closers);
+                REQUIREF(decode(S->root, C->tmp, m).code != TR_E_OK || m == n,
+                         "size %d, message %llu with junk: the decoder accepts it", size,
+                         (unsigned long long)k);
+                for (int i = 0; i < S->noptics; i++) {
+                    const op_optic *o = &S->optics[i];
+                    if (!op_from_message(S, i) || o->kind == OP_RAW ||
+                        (o->kind == OP_RECORD) != (closers == 1))
+                        continue;
+                    wanted[closers]++;
+                    op_value v;
+                    ar_reset(&C->scan);
+                    if (!op_scan_message(S, i, C->enc, n, &v, C->scratch, &C->scan))
+                        continue;
+                    hits[closers]++;
+                    ar_reset(&C->scan);
+                    REQUIREF(!op_scan_message(S, i, C->tmp, m, &v, C->scratch, &C->scan),
+                             "optic %s (%s), junk after every %s, size %d, message %llu: read "
+                             "a value with junk after it",
+                             o->name, o->path, closers ? "object and array" : "scalar", size,
+                             (unsigned long long)k);
+                }
             }
         }
-    for (int i = 0; i < S->noptics; i++) {
-        op_kind kd = S->optics[i].kind;
-        REQUIREF(!op_from_message(S, i) || kd == OP_RECORD || kd == OP_RAW || hits > 0,
-                 "optic %s: no scalar optic ever hit", S->optics[i].name);
     }
+    /* not vacuous: where the schema has such optics, some hit */
+    REQUIREF(wanted[0] == 0 || hits[0] > 0, "no scalar, enum or tag optic ever hit");
+    REQUIREF(wanted[1] == 0 || hits[1] > 0, "no record optic ever hit");
 }
 END_TEST
 
@@ -528,7 +538,7 @@ static Suite *model_suite(void)
     tcase_add_test(tc, every_optic_agrees_on_values_of_its_source);
     tcase_add_test(tc, every_optic_agrees_on_messages);
     tcase_add_test(tc, every_optic_agrees_on_rewritten_messages);
-    tcase_add_test(tc, no_scalar_is_read_with_junk_after_it);
+    tcase_add_test(tc, no_value_is_read_with_junk_after_it);
     tcase_add_test(tc, corruptions_validate_like_the_decoder);
     return s;
 }
