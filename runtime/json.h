@@ -85,6 +85,17 @@ static inline const uint8_t *js_ws(const uint8_t *p, const uint8_t *end)
     return p;
 }
 
+/* Whether a value read up to q (one past its last byte) ends where a JSON
+ * value can: after whitespace, at the end of the bytes or before ',', '}'
+ * or ']'. The optic scanners, which do not validate, take a value only when
+ * it does, so that `12a` or `12 3` is not read as 12, nor `"Sev1"x` as Sev1,
+ * nor `{...}x` as an object. */
+static inline bool js_value_ends(const uint8_t *q, const uint8_t *end)
+{
+    q = js_ws(q, end);
+    return q >= end || *q == ',' || *q == '}' || *q == ']';
+}
+
 /* p is at a '"'. Reads one string, validating it, and sets *out to its
  * decoded bytes: a view of the input when it holds no escape, otherwise a
  * copy unescaped into ctx->arena. */

@@ -12,17 +12,6 @@
 
 #include "json.h"
 
-/* Whether a value read up to q (one past its last byte) ends where a JSON
- * value can: after whitespace, at the end of the bytes or before ',', '}'
- * or ']'. The optic scanners, which do not validate, take a scalar or a case
- * name only when it does, so that `12a` or `12 3` is not read as 12, nor
- * `"Sev1"x` as Sev1. */
-static inline bool ob_value_ends(const uint8_t *q, const uint8_t *end)
-{
-    q = js_ws(q, end);
-    return q >= end || *q == ',' || *q == '}' || *q == ']';
-}
-
 /* A value of the wrong kind at p: TR_E_NULL_REQUIRED for null, TR_E_TYPE for
  * another JSON value, TR_E_SYNTAX for what is no JSON value, TR_E_EOF at end. */
 const uint8_t *ob_wrong_type(js_ctx *c, const uint8_t *p, const uint8_t *end);

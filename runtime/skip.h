@@ -110,6 +110,15 @@ const uint8_t *sk_container_end(const uint8_t *open, const uint8_t *end);
  * value cut short is never taken for a shorter one. Not validating. */
 const uint8_t *sk_value_end(const uint8_t *p, const uint8_t *end);
 
+/* A raw optic's value at p: one past its end, as sk_value_end finds it,
+ * when it ends where a JSON value can (js_value_ends); NULL otherwise: cut
+ * short, or followed by what cannot follow a value. */
+static inline const uint8_t *sk_raw_end(const uint8_t *p, const uint8_t *end)
+{
+    const uint8_t *q = sk_value_end(p, end);
+    return q != NULL && js_value_ends(q, end) ? q : NULL;
+}
+
 /* p at a '"': one past its closing quote, or NULL. */
 const uint8_t *sk_string_end(const uint8_t *p, const uint8_t *end);
 
