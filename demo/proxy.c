@@ -101,36 +101,40 @@ typedef struct {
     po_policy policy;
     rd_reader *rd;
     vf_level verify;
-    unsigned reads; /* the encodings judged: PX_GZIP, PX_DEFLATE */
+    unsigned reads; /* the encodings judged: px_enc's bits */
     gz_inflater gz;
     tl_tally tally;
     uint64_t inflated, refused;
 } px_ctx;
 
-/* The compressed messages the proxy reads (--grpc-encoding). */
-#define PX_GZIP 1u
-#define PX_DEFLATE 2u
+/* The encodings --grpc-encoding names, each a bit of px_ctx.reads (identity
+ * none: a message that is not compressed is always read) and the inflater
+ * of a message it compresses. */
+static const struct {
+    const char *name;
+    unsigned bit;
+    tr_error (*inflate)(gz_inflater *z, tr_message in, tr_message *out);
+} px_enc[] = {{"identity", 0, NULL}, {"gzip", 1, gz_inflate}, {"deflate", 2, gz_inflate_zlib}};
+#define PX_ENCS (sizeof px_enc / sizeof px_enc[0])
+#define PX_READS_ALL 3u /* gzip and deflate: the default */
 
-/* --grpc-encoding's list: identity, gzip and deflate, comma-separated, each
- * at most once (identity names none: messages that are not compressed are
- * always read). */
+/* --grpc-encoding's list: names of px_enc, comma-separated, each at most
+ * once; *reads their bits. */
 static bool px_encodings(const char *v, unsigned *reads)
 {
-    static const char *const names[] = {"identity", "gzip", "deflate"};
     unsigned seen = 0;
     *reads = 0;
     for (const char *p = v;;) {
-        size_t n = strcspn(p, ",");
-        int k = 0;
-        while (k < 3 && !(strlen(names[k]) == n && strncmp(p, names[k], n) == 0))
+        size_t n = strcspn(p, ","), k = 0;
+        while (k < PX_ENCS && !(strlen(px_enc[k].name) == n && strncmp(p, px_enc[k].name, n) == 0))
             k++;
-        if (k == 3 || (seen >> k & 1)) {
+        if (k == PX_ENCS || (seen >> k & 1)) {
             fprintf(stderr, "triage-demo proxy: --grpc-encoding is a list of identity, gzip "
                             "and deflate (each once), not '%s'\n", v);
             return false;
         }
         seen |= 1u << k;
-        *reads |= k == 1 ? PX_GZIP : k == 2 ? PX_DEFLATE : 0;
+        *reads |= px_enc[k].bit;
         if (p[n] == '\0')
             return true;
         p += n + 1;
@@ -142,7 +146,7 @@ static const char *px_reads_text(unsigned reads)
 {
     static const char *const text[] = {"no compressed message (--grpc-encoding identity)",
                                        "gzip only", "deflate only", "gzip and deflate"};
-    return text[reads & 3];
+    return text[reads & PX_READS_ALL];
 }
 
 static int px_judge(void *ctx, const hp_message *m, char *why, size_t whylen)
@@ -155,8 +159,10 @@ static int px_judge(void *ctx, const hp_message *m, char *why, size_t whylen)
     }
     tr_message msg = {m->p, m->n};
     if (m->compressed) {
-        bool gzip = (x->reads & PX_GZIP) && strcmp(m->encoding, "gzip") == 0;
-        if (!gzip && !((x->reads & PX_DEFLATE) && strcmp(m->encoding, "deflate") == 0)) {
+        size_t k = 0;
+        while (k < PX_ENCS && strcmp(m->encoding, px_enc[k].name) != 0)
+            k++;
+        if (k == PX_ENCS || !(x->reads & px_enc[k].bit)) {
             snprintf(why, whylen,
                      "a message compressed with '%s', which this proxy does not read "
                      "(it reads %s)",
@@ -165,7 +171,7 @@ static int px_judge(void *ctx, const hp_message *m, char *why, size_t whylen)
             x->refused++;
             return HP_REFUSE;
         }
-        tr_error e = gzip ? gz_inflate(&x->gz, msg, &msg) : gz_inflate_zlib(&x->gz, msg, &msg);
+        tr_error e = px_enc[k].inflate(&x->gz, msg, &msg);
         if (e.code != TR_E_OK) {
             snprintf(why, whylen, "%s: %s (%s) at byte %zu of a message", m->encoding,
                      tr_error_text(e.code), tr_error_name(e.code), e.offset);
@@ -421,7 +427,7 @@ int cmd_proxy(int argc, char **argv)
     const char *listen_at = NULL, *to = NULL, *reader_s = "optics", *dir = "both";
     rd_choice choice = {0};
     bool bad = false, json = false;
-    unsigned reads = PX_GZIP | PX_DEFLATE;
+    unsigned reads = PX_READS_ALL;
     vf_level verify = VF_OFF;
     uint64_t grace = 5000, connect_ms = HP_CONNECT_MS, workers = (uint64_t)px_cores();
     uint64_t idle_s = HP_IDLE_MS / 1000, max_conns = 0; /* 0: HP_MAX_CONNECTIONS a worker */

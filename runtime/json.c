@@ -386,7 +386,6 @@ static inline uint8_t *unescape_one(const uint8_t **s, uint8_t *d)
     return d;
 }
 
-
 /* The decoded form of raw [*s, e), a piece at a time: a run without escapes
  * (in raw) or one escape decoded into one; *s moves past it. Returns the
  * piece's length, *piece where it is. */
@@ -424,7 +423,10 @@ size_t js_unescape_max(const uint8_t *raw, size_t n, uint8_t *dst, size_t cap)
     return at;
 }
 
-size_t js_unescape(const uint8_t *raw, size_t n, uint8_t *dst) { return js_unescape_max(raw, n, dst, n); }
+size_t js_unescape(const uint8_t *raw, size_t n, uint8_t *dst)
+{
+    return js_unescape_max(raw, n, dst, n);
+}
 
 bool js_unescaped_is(const uint8_t *raw, size_t n, const char *want, size_t wn)
 {
