@@ -67,7 +67,7 @@ static void pass(void *arg, size_t unused)
 static uint8_t *make_stream(bool gzip, size_t *len)
 {
     iss_gen *g = iss_gen_new(7);
-    if (g != NULL && gzip && !iss_gen_compress(g, 1)) {
+    if (g != NULL && !iss_gen_compress(g, gzip ? GZ_GZIP : GZ_IDENTITY, 1)) {
         iss_gen_free(g);
         g = NULL;
     }
@@ -100,7 +100,7 @@ static bool setup(ctx_t *c, rd_type r, bool gzip, const po_policy *pol, uint8_t 
     c->stream = stream;
     c->len = len;
     c->pp = pp_new(r, pol, err, sizeof err);
-    if (c->pp != NULL && gzip && !pp_set_gzip(c->pp)) {
+    if (c->pp != NULL && !pp_set_encoding(c->pp, gzip ? GZ_GZIP : GZ_IDENTITY)) {
         snprintf(err, sizeof err, "out of memory (inflater)");
         pp_free(c->pp);
         c->pp = NULL;

@@ -14,7 +14,7 @@ static void help(FILE *f)
 {
     fprintf(f,
             "usage: triage-demo gen [--count N] [--seed S] [--size K] [--layout late|first]\n"
-            "                       [--compress identity|gzip] [--compress-ratio R]\n"
+            "                       [--compress identity|gzip|deflate] [--compress-ratio R]\n"
             "\n"
             "Writes N generated messages (%s, the schema's root type) to stdout as gRPC\n"
             "frames (1-byte flag, 4-byte big-endian length, JSON). Same seed and size,\n"
@@ -27,7 +27,8 @@ static void help(FILE *f)
             "  --layout first   the same messages with the field the kind is read\n"
             "                   through (the demo's detail) moved to the front\n"
             "  --compress gzip  gzip the messages (compressed flag 1; default identity)\n"
-            "  --compress-ratio R  with gzip, compress only a share R in [0, 1] of them\n"
+            "  --compress deflate  compress them as gRPC's deflate does (a zlib stream)\n"
+            "  --compress-ratio R  when compressing, only a share R in [0, 1] of them\n"
             "                   (default 1), chosen by (seed, message number)\n"
             "Exit status: 0, or 1 when stdout cannot be written (named on stderr).\n",
             tr_schema.types[tr_schema.root].name);
@@ -36,7 +37,8 @@ static void help(FILE *f)
 int cmd_gen(int argc, char **argv)
 {
     uint64_t count = 1000, seed = 1, size = 7;
-    bool first = false, bad = false, gzip = false, ratio_set = false;
+    bool first = false, bad = false, ratio_set = false;
+    gz_encoding enc = GZ_IDENTITY;
     double ratio = 1;
     for (int i = 1; i < argc && !bad; i++) {
         const char *v = NULL;
@@ -52,7 +54,7 @@ int cmd_gen(int argc, char **argv)
         } else if (opt_match(argc, argv, &i, "--layout", &v, &bad)) {
             bad = bad || !opt_layout("gen", v, &first);
         } else if (opt_match(argc, argv, &i, "--compress", &v, &bad)) {
-            bad = bad || !opt_gzip("gen", "--compress", v, &gzip);
+            bad = bad || !opt_encoding("gen", "--compress", v, &enc);
         } else if (opt_match(argc, argv, &i, "--compress-ratio", &v, &bad)) {
             bad = bad || !opt_ratio("gen", v, &ratio);
             ratio_set = true;
@@ -61,15 +63,15 @@ int cmd_gen(int argc, char **argv)
             bad = true;
         }
     }
-    if (!bad && ratio_set && !gzip) {
-        fprintf(stderr, "triage-demo gen: --compress-ratio needs --compress gzip\n");
+    if (!bad && ratio_set && enc == GZ_IDENTITY) {
+        fprintf(stderr, "triage-demo gen: --compress-ratio needs --compress gzip or deflate\n");
         bad = true;
     }
     if (bad)
         return 2;
 
     iss_gen *g = iss_gen_new((int)size);
-    if (g != NULL && gzip && !iss_gen_compress(g, ratio)) {
+    if (g != NULL && !iss_gen_compress(g, enc, ratio)) {
         iss_gen_free(g);
         g = NULL;
     }

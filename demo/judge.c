@@ -20,7 +20,7 @@ static void help(FILE *f)
     fprintf(f,
             "usage: triage-demo judge [--reader optics|decode] [--rules FILE | --where EXPR |\n"
             "                         --policy FILE] [--verify off|json|schema]\n"
-            "                         [--grpc-encoding identity|gzip] [--ndjson]\n"
+            "                         [--grpc-encoding identity|gzip|deflate] [--ndjson]\n"
             "                         [--print OPTIC[,OPTIC...]] [--summary]\n"
             "\n"
             "Reads gRPC frames from stdin and writes one line per message, in order:\n"
@@ -40,10 +40,11 @@ static void help(FILE *f)
             "  --summary        print a tally to stderr at the end\n"
             "  --grpc-encoding identity  a compressed frame is a framing error (default)\n"
             "  --grpc-encoding gzip      compressed frames are gzip: inflated, then judged\n"
+            "  --grpc-encoding deflate   compressed frames are gRPC's deflate (zlib streams)\n"
             "Exit status: 0 when the input ends on a frame boundary; 2 on a framing\n"
-            "error or a gzip message that does not inflate (corrupt, CRC, over 4 MiB),\n"
-            "after the lines of every whole message before it, or bad rules; 1 when\n"
-            "stdout cannot be written (named on stderr).\n");
+            "error or a compressed message that does not inflate (corrupt, a checksum\n"
+            "that differs, over 4 MiB), after the lines of every whole message before\n"
+            "it, or bad rules; 1 when stdout cannot be written (named on stderr).\n");
 }
 
 /* --print's optics: names separated by commas, each declared. */
@@ -101,7 +102,8 @@ int cmd_judge(int argc, char **argv)
 {
     const char *reader = "optics", *print = NULL;
     rd_choice choice = {0};
-    bool bad = false, summary = false, gzip = false, ndjson = false;
+    bool bad = false, summary = false, ndjson = false;
+    gz_encoding enc = GZ_IDENTITY;
     vf_level verify = VF_OFF;
     for (int i = 1; i < argc && !bad; i++) {
         const char *v = NULL;
@@ -114,7 +116,7 @@ int cmd_judge(int argc, char **argv)
         } else if (opt_match(argc, argv, &i, "--verify", &v, &bad)) {
             bad = bad || !opt_verify("judge", v, &verify);
         } else if (opt_match(argc, argv, &i, "--grpc-encoding", &v, &bad)) {
-            bad = bad || !opt_gzip("judge", "--grpc-encoding", v, &gzip);
+            bad = bad || !opt_encoding("judge", "--grpc-encoding", v, &enc);
         } else if (opt_match(argc, argv, &i, "--print", &v, &bad)) {
             print = v;
         } else if (strcmp(argv[i], "--summary") == 0) {
@@ -149,7 +151,7 @@ int cmd_judge(int argc, char **argv)
 
     sk_init();
     src_input src;
-    if (!src_open(&src, STDIN_FILENO, gzip, err, sizeof err)) {
+    if (!src_open(&src, STDIN_FILENO, enc != GZ_IDENTITY, err, sizeof err)) {
         fprintf(stderr, "triage-demo judge: %s\n", err);
         po_free(&policy);
         return 1;
@@ -161,7 +163,7 @@ int cmd_judge(int argc, char **argv)
     rd_reader *rd = rd_new();
     gz_inflater gz = {0};
     if (text == NULL || rd == NULL || (!optics && !rd_decoding(rd)) ||
-        (gzip && !gz_inflater_init(&gz, 0))) {
+        (enc != GZ_IDENTITY && !gz_inflater_init(&gz, 0))) {
         free(text);
         rd_free(rd);
         gz_inflater_destroy(&gz);
@@ -183,7 +185,7 @@ int cmd_judge(int argc, char **argv)
         /* A compressed message is judged in the inflater's buffer. */
         tr_message msg = f.msg;
         if (f.compressed) {
-            inflate_err = gz_inflate(&gz, f.msg, &msg);
+            inflate_err = gz_inflate_as(&gz, enc, f.msg, &msg);
             if (inflate_err.code != TR_E_OK)
                 break;
         }
@@ -214,9 +216,10 @@ int cmd_judge(int argc, char **argv)
     int wrc = out_close("judge");
     int rc = 0;
     if (inflate_err.code != TR_E_OK) {
-        fprintf(stderr, "triage-demo judge: %s (%s) at byte %zu, in the message at byte %zu\n",
-                tr_error_text(inflate_err.code), tr_error_name(inflate_err.code),
-                f.offset + FR_HEADER_LEN + inflate_err.offset, f.offset);
+        fprintf(stderr, "triage-demo judge: %s: %s (%s) at byte %zu, in the message at byte %zu\n",
+                gz_encoding_name(enc), tr_error_text(inflate_err.code),
+                tr_error_name(inflate_err.code), f.offset + FR_HEADER_LEN + inflate_err.offset,
+                f.offset);
         rc = 2;
     } else if (r < 0) {
         src_report(&src, "judge");

@@ -46,13 +46,11 @@ bool opt_match(int argc, char **argv, int *i, const char *opt, const char **val,
     return true;
 }
 
-bool opt_gzip(const char *cmd, const char *opt, const char *v, bool *gzip)
+bool opt_encoding(const char *cmd, const char *opt, const char *v, gz_encoding *e)
 {
-    if (strcmp(v, "gzip") == 0 || strcmp(v, "identity") == 0) {
-        *gzip = strcmp(v, "gzip") == 0;
+    if (gz_encoding_parse(v, e))
         return true;
-    }
-    fprintf(stderr, "triage-demo %s: %s is identity or gzip, not '%s'\n", cmd, opt, v);
+    fprintf(stderr, "triage-demo %s: %s is identity, gzip or deflate, not '%s'\n", cmd, opt, v);
     return false;
 }
 

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "gzip.h"
 #include "reader.h"
 #include "verify.h"
 
@@ -18,10 +19,11 @@ bool opt_match(int argc, char **argv, int *i, const char *opt, const char **val,
 
 /* Option values the commands share; each prints "triage-demo CMD: ..." and
  * returns false when v is not one of its forms. */
-bool opt_gzip(const char *cmd, const char *opt, const char *v, bool *gzip); /* identity|gzip */
-bool opt_ratio(const char *cmd, const char *v, double *ratio);              /* [0, 1] */
-bool opt_verify(const char *cmd, const char *v, vf_level *level);           /* off|json|schema */
-bool opt_layout(const char *cmd, const char *v, bool *first);               /* late|first */
+bool opt_encoding(const char *cmd, const char *opt, const char *v,
+                  gz_encoding *e);                                 /* identity|gzip|deflate */
+bool opt_ratio(const char *cmd, const char *v, double *ratio);    /* [0, 1] */
+bool opt_verify(const char *cmd, const char *v, vf_level *level); /* off|json|schema */
+bool opt_layout(const char *cmd, const char *v, bool *first);     /* late|first */
 
 /* --rules FILE, --where EXPR, --policy FILE (each commands that judges
  * takes them): true when argv[*i] is one of them, recorded in c. */

@@ -101,40 +101,42 @@ typedef struct {
     po_policy policy;
     rd_reader *rd;
     vf_level verify;
-    unsigned reads; /* the encodings judged: px_enc's bits */
+    unsigned reads; /* the encodings judged: bit 1 << gz_encoding */
     gz_inflater gz;
     tl_tally tally;
     uint64_t inflated, refused;
 } px_ctx;
 
-/* The encodings --grpc-encoding names, each a bit of px_ctx.reads (identity
- * none: a message that is not compressed is always read) and the inflater
- * of a message it compresses. */
-static const struct {
-    const char *name;
-    unsigned bit;
-    tr_error (*inflate)(gz_inflater *z, tr_message in, tr_message *out);
-} px_enc[] = {{"identity", 0, NULL}, {"gzip", 1, gz_inflate}, {"deflate", 2, gz_inflate_zlib}};
-#define PX_ENCS (sizeof px_enc / sizeof px_enc[0])
-#define PX_READS_ALL 3u /* gzip and deflate: the default */
+/* The encodings --grpc-encoding names (gzip.h's names), each the bit
+ * 1 << its gz_encoding in px_ctx.reads; identity sets none: a message that
+ * is not compressed is always read, and one flagged compressed under the
+ * name identity never is. */
+#define PX_READS_ALL (1u << GZ_GZIP | 1u << GZ_DEFLATE) /* the default */
 
-/* --grpc-encoding's list: names of px_enc, comma-separated, each at most
+/* --grpc-encoding's list: encodings' names, comma-separated, each at most
  * once; *reads their bits. */
 static bool px_encodings(const char *v, unsigned *reads)
 {
     unsigned seen = 0;
     *reads = 0;
     for (const char *p = v;;) {
-        size_t n = strcspn(p, ","), k = 0;
-        while (k < PX_ENCS && !(strlen(px_enc[k].name) == n && strncmp(p, px_enc[k].name, n) == 0))
-            k++;
-        if (k == PX_ENCS || (seen >> k & 1)) {
+        size_t n = strcspn(p, ",");
+        char name[16];
+        gz_encoding e = GZ_IDENTITY;
+        bool ok = n < sizeof name;
+        if (ok) {
+            memcpy(name, p, n);
+            name[n] = '\0';
+            ok = gz_encoding_parse(name, &e) && !(seen >> e & 1);
+        }
+        if (!ok) {
             fprintf(stderr, "triage-demo proxy: --grpc-encoding is a list of identity, gzip "
                             "and deflate (each once), not '%s'\n", v);
             return false;
         }
-        seen |= 1u << k;
-        *reads |= px_enc[k].bit;
+        seen |= 1u << e;
+        if (e != GZ_IDENTITY)
+            *reads |= 1u << e;
         if (p[n] == '\0')
             return true;
         p += n + 1;
@@ -144,9 +146,11 @@ static bool px_encodings(const char *v, unsigned *reads)
 /* What the proxy reads, for its messages: "gzip and deflate", ... */
 static const char *px_reads_text(unsigned reads)
 {
-    static const char *const text[] = {"no compressed message (--grpc-encoding identity)",
-                                       "gzip only", "deflate only", "gzip and deflate"};
-    return text[reads & PX_READS_ALL];
+    bool gz = reads >> GZ_GZIP & 1, zl = reads >> GZ_DEFLATE & 1;
+    return gz && zl ? "gzip and deflate"
+           : gz     ? "gzip only"
+           : zl     ? "deflate only"
+                    : "no compressed message (--grpc-encoding identity)";
 }
 
 static int px_judge(void *ctx, const hp_message *m, char *why, size_t whylen)
@@ -159,10 +163,8 @@ static int px_judge(void *ctx, const hp_message *m, char *why, size_t whylen)
     }
     tr_message msg = {m->p, m->n};
     if (m->compressed) {
-        size_t k = 0;
-        while (k < PX_ENCS && strcmp(m->encoding, px_enc[k].name) != 0)
-            k++;
-        if (k == PX_ENCS || !(x->reads & px_enc[k].bit)) {
+        gz_encoding enc = GZ_IDENTITY;
+        if (!gz_encoding_parse(m->encoding, &enc) || !(x->reads >> enc & 1)) {
             snprintf(why, whylen,
                      "a message compressed with '%s', which this proxy does not read "
                      "(it reads %s)",
@@ -171,7 +173,7 @@ static int px_judge(void *ctx, const hp_message *m, char *why, size_t whylen)
             x->refused++;
             return HP_REFUSE;
         }
-        tr_error e = px_enc[k].inflate(&x->gz, msg, &msg);
+        tr_error e = gz_inflate_as(&x->gz, enc, msg, &msg);
         if (e.code != TR_E_OK) {
             snprintf(why, whylen, "%s: %s (%s) at byte %zu of a message", m->encoding,
                      tr_error_text(e.code), tr_error_name(e.code), e.offset);

@@ -49,12 +49,12 @@ int svc_listen(const char *cmd, const char *hostport)
     return fd;
 }
 
-void svc_print_inflate(FILE *f, uint64_t inflated, uint64_t compressed_bytes,
+void svc_print_inflate(FILE *f, gz_encoding enc, uint64_t inflated, uint64_t compressed_bytes,
                        uint64_t inflated_bytes, uint64_t inflate_ns, uint64_t failed)
 {
-    fprintf(f, "  gzip: %llu messages inflated, compression ratio %.3f (compressed/inflated); "
+    fprintf(f, "  %s: %llu messages inflated, compression ratio %.3f (compressed/inflated); "
                "inflating took %.1f µs per message, apart from judging",
-            (unsigned long long)inflated,
+            gz_encoding_name(enc), (unsigned long long)inflated,
             inflated_bytes > 0 ? (double)compressed_bytes / (double)inflated_bytes : 0.0,
             inflated > 0 ? (double)inflate_ns / (double)inflated / 1e3 : 0.0);
     if (failed > 0)
@@ -85,7 +85,7 @@ static void upstream_help(FILE *f)
     fprintf(f,
             "usage: triage-demo upstream --listen HOST:PORT --count N [--seed S] [--size K]\n"
             "                            [--layout late|first] [--connections C]\n"
-            "                            [--compress identity|gzip] [--compress-ratio R]\n"
+            "                            [--compress identity|gzip|deflate] [--compress-ratio R]\n"
             "                            [--pool P] [--stop-after B]\n"
             "\n"
             "Generates a pool of messages as gRPC frames into memory, then listens,\n"
@@ -101,7 +101,8 @@ static void upstream_help(FILE *f)
             "                   with N; 0: all N distinct (memory grows with N)\n"
             "  --seed S, --size K, --layout late|first   as for gen\n"
             "  --compress gzip  gzip the messages (compressed flag 1), before listening\n"
-            "  --compress-ratio R  with gzip, compress only a share R in [0, 1] of them\n"
+            "  --compress deflate  compress them as gRPC's deflate does (zlib streams)\n"
+            "  --compress-ratio R  when compressing, only a share R in [0, 1] of them\n"
             "  --connections C  serve C connections, one after the other, then exit\n"
             "                   (default 1; 0: until killed)\n"
             "  --stop-after B   a faulty peer, for tests: close each connection after\n"
@@ -131,11 +132,12 @@ static void pool_free(frame_pool *p)
     memset(p, 0, sizeof *p);
 }
 
-static bool generate(frame_pool *p, uint64_t n, uint64_t seed, int size, bool first, double ratio)
+static bool generate(frame_pool *p, uint64_t n, uint64_t seed, int size, bool first,
+                     gz_encoding enc, double ratio)
 {
     memset(p, 0, sizeof *p);
     iss_gen *g = iss_gen_new(size);
-    if (g != NULL && ratio > 0 && !iss_gen_compress(g, ratio)) {
+    if (g != NULL && !iss_gen_compress(g, enc, ratio)) {
         iss_gen_free(g);
         g = NULL;
     }
@@ -232,7 +234,8 @@ int cmd_upstream(int argc, char **argv)
 {
     const char *listen_at = NULL;
     uint64_t count = 1000, seed = 1, size = 7, conns = 1, stop_after = UINT64_MAX, pool = 4096;
-    bool first = false, bad = false, gzip = false, ratio_set = false;
+    bool first = false, bad = false, ratio_set = false;
+    gz_encoding enc = GZ_IDENTITY;
     double ratio = 1;
     for (int i = 1; i < argc && !bad; i++) {
         const char *v = NULL;
@@ -252,7 +255,7 @@ int cmd_upstream(int argc, char **argv)
         } else if (opt_match(argc, argv, &i, "--pool", &v, &bad)) {
             bad = bad || !opt_u64("--pool", v, UINT64_MAX, &pool);
         } else if (opt_match(argc, argv, &i, "--compress", &v, &bad)) {
-            bad = bad || !opt_gzip("upstream", "--compress", v, &gzip);
+            bad = bad || !opt_encoding("upstream", "--compress", v, &enc);
         } else if (opt_match(argc, argv, &i, "--compress-ratio", &v, &bad)) {
             bad = bad || !opt_ratio("upstream", v, &ratio);
             ratio_set = true;
@@ -269,16 +272,17 @@ int cmd_upstream(int argc, char **argv)
         fprintf(stderr, "triage-demo upstream: --listen HOST:PORT is required\n");
         bad = true;
     }
-    if (!bad && ratio_set && !gzip) {
-        fprintf(stderr, "triage-demo upstream: --compress-ratio needs --compress gzip\n");
+    if (!bad && ratio_set && enc == GZ_IDENTITY) {
+        fprintf(stderr,
+                "triage-demo upstream: --compress-ratio needs --compress gzip or deflate\n");
         bad = true;
     }
     if (bad)
         return 2;
 
     frame_pool fp;
-    if (!generate(&fp, pool == 0 || pool > count ? count : pool, seed, (int)size, first,
-                  gzip ? ratio : 0))
+    if (!generate(&fp, pool == 0 || pool > count ? count : pool, seed, (int)size, first, enc,
+                  ratio))
         return 1;
     int lfd = svc_listen("upstream", listen_at);
     if (lfd < 0) {
@@ -338,7 +342,8 @@ static void filter_help(FILE *f)
             "usage: triage-demo filter --from HOST:PORT --to HOST:PORT\n"
             "                          [--reader optics|decode|none] [--rules FILE | --where EXPR |\n"
             "                          --policy FILE] [--json]\n"
-            "                          [--verify off|json|schema] [--grpc-encoding identity|gzip]\n"
+            "                          [--verify off|json|schema]\n"
+            "                          [--grpc-encoding identity|gzip|deflate]\n"
             "                          [--threads 1|2] [--progress N]\n"
             "\n"
             "Connects to the downstream (--to), then the upstream (--from), and forwards\n"
@@ -357,6 +362,7 @@ static void filter_help(FILE *f)
             "                   kept one is forwarded as it came, compressed. One that\n"
             "                   does not inflate is judged none, dropped, and reported\n"
             "                   on stderr with its offset; the stream goes on\n"
+            "  --grpc-encoding deflate   the same for gRPC's deflate (zlib streams)\n"
             "  --json           the tally as one JSON object\n"
             "  --threads 1|2    1: read, judge, write in one thread (default);\n"
             "                   2: a writer thread behind a bounded queue\n"
@@ -392,7 +398,8 @@ int cmd_filter(int argc, char **argv)
     const char *from = NULL, *to = NULL, *reader_s = "optics";
     rd_choice choice = {0};
     uint64_t threads = 1, progress = 0;
-    bool bad = false, json = false, gzip = false;
+    bool bad = false, json = false;
+    gz_encoding enc = GZ_IDENTITY;
     vf_level verify = VF_OFF;
     for (int i = 1; i < argc && !bad; i++) {
         const char *v = NULL;
@@ -413,7 +420,7 @@ int cmd_filter(int argc, char **argv)
         } else if (opt_match(argc, argv, &i, "--verify", &v, &bad)) {
             bad = bad || !opt_verify("filter", v, &verify);
         } else if (opt_match(argc, argv, &i, "--grpc-encoding", &v, &bad)) {
-            bad = bad || !opt_gzip("filter", "--grpc-encoding", v, &gzip);
+            bad = bad || !opt_encoding("filter", "--grpc-encoding", v, &enc);
         } else if (strcmp(argv[i], "--json") == 0) {
             json = true;
         } else {
@@ -451,7 +458,7 @@ int cmd_filter(int argc, char **argv)
         return 1;
     }
     pp_pipe *pp = pp_new(reader, &policy, err, sizeof err);
-    if (pp != NULL && (!pp_set_verify(pp, verify) || (gzip && !pp_set_gzip(pp)))) {
+    if (pp != NULL && (!pp_set_verify(pp, verify) || !pp_set_encoding(pp, enc))) {
         snprintf(err, sizeof err, "out of memory");
         pp_free(pp);
         pp = NULL;
@@ -499,7 +506,7 @@ int cmd_filter(int argc, char **argv)
         printf("\"verify\":\"%s\",\"grpc_encoding\":\"%s\",\"inflated\":%llu,"
                "\"compressed_bytes\":%llu,\"inflated_bytes\":%llu,\"inflate_ns\":%llu,"
                "\"inflate_failed\":%llu,\"error\":",
-               vf_level_name(verify), gzip ? "gzip" : "identity",
+               vf_level_name(verify), gz_encoding_name(enc),
                (unsigned long long)pp->inflated, (unsigned long long)pp->compressed_bytes,
                (unsigned long long)pp->inflated_bytes, (unsigned long long)pp->inflate_ns,
                (unsigned long long)pp->inflate_failed);
@@ -510,9 +517,9 @@ int cmd_filter(int argc, char **argv)
         printf("}\n");
     } else {
         tl_print(stdout, rd_type_name(reader), &pp->tally, res.seconds);
-        if (gzip && reader != RD_NONE)
-            svc_print_inflate(stdout, pp->inflated, pp->compressed_bytes, pp->inflated_bytes,
-                              pp->inflate_ns, pp->inflate_failed);
+        if (enc != GZ_IDENTITY && reader != RD_NONE)
+            svc_print_inflate(stdout, enc, pp->inflated, pp->compressed_bytes,
+                              pp->inflated_bytes, pp->inflate_ns, pp->inflate_failed);
     }
     if (oc != FW_DONE)
         fprintf(stderr, "triage-demo filter: %s\n", what);
@@ -528,7 +535,7 @@ static void downstream_help(FILE *f)
     fprintf(f,
             "usage: triage-demo downstream --listen HOST:PORT [--rules FILE | --where EXPR |\n"
             "                              --policy FILE] [--count-only]\n"
-            "                              [--grpc-encoding identity|gzip]\n"
+            "                              [--grpc-encoding identity|gzip|deflate]\n"
             "\n"
             "Prints 'listening HOST:PORT', accepts one connection and reads frames until\n"
             "it closes. Decodes every message with the full decoder and judges it with\n"
@@ -542,6 +549,7 @@ static void downstream_help(FILE *f)
             "  --grpc-encoding gzip  compressed frames are gzip: inflated, then decoded\n"
             "                   (one that does not inflate does not decode); the digest\n"
             "                   is over the frames as received\n"
+            "  --grpc-encoding deflate  the same for gRPC's deflate (zlib streams)\n"
             "Exit status: 0 when the stream ended between frames; 2 on a framing error;\n"
             "1 on a network error, or when stdout cannot be written.\n");
 }
@@ -550,14 +558,15 @@ int cmd_downstream(int argc, char **argv)
 {
     const char *listen_at = NULL;
     rd_choice choice = {0};
-    bool bad = false, count_only = false, gzip = false;
+    bool bad = false, count_only = false;
+    gz_encoding enc = GZ_IDENTITY;
     for (int i = 1; i < argc && !bad; i++) {
         const char *v = NULL;
         if (want_help(argv[i])) {
             downstream_help(stdout);
             return 0;
         } else if (opt_match(argc, argv, &i, "--grpc-encoding", &v, &bad)) {
-            bad = bad || !opt_gzip("downstream", "--grpc-encoding", v, &gzip);
+            bad = bad || !opt_encoding("downstream", "--grpc-encoding", v, &enc);
         } else if (opt_match(argc, argv, &i, "--listen", &v, &bad)) {
             listen_at = v;
         } else if (opt_rules(argc, argv, &i, &choice, &bad)) {
@@ -583,7 +592,7 @@ int cmd_downstream(int argc, char **argv)
         fprintf(stderr, "triage-demo downstream: %s\n", err);
         return 1;
     }
-    if (pp != NULL && gzip && !pp_set_gzip(pp)) {
+    if (pp != NULL && !pp_set_encoding(pp, enc)) {
         fprintf(stderr, "triage-demo downstream: out of memory\n");
         pp_free(pp);
         return 1;
@@ -602,7 +611,7 @@ int cmd_downstream(int argc, char **argv)
         return 1;
     }
     src_input src;
-    if (!src_open(&src, fd, gzip, err, sizeof err)) {
+    if (!src_open(&src, fd, enc != GZ_IDENTITY, err, sizeof err)) {
         fprintf(stderr, "triage-demo downstream: %s\n", err);
         close(fd);
         pp_free(pp);
@@ -619,7 +628,7 @@ int cmd_downstream(int argc, char **argv)
         if (count_only)
             continue;
         tr_message m = f.msg;
-        if (f.compressed && gz_inflate(&pp->gz, f.msg, &m).code != TR_E_OK)
+        if (f.compressed && gz_inflate_as(&pp->gz, enc, f.msg, &m).code != TR_E_OK)
             continue;
         if (!rd_decode(pp->rd, m))
             continue;

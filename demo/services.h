@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "gzip.h"
 #include "policy.h"
 #include "reader.h"
 #include "verify.h"
@@ -21,12 +22,10 @@ bool svc_policy(const char *cmd, const rd_choice *c, po_policy *out);
  * descriptor or -1 after printing the error. */
 int svc_listen(const char *cmd, const char *hostport);
 
-/* Option values shared by the services and run; each prints
- * "triage-demo CMD: ..." and returns false when v is not one. */
-
-/* The gzip line of a report: messages inflated, the compression ratio
- * (compressed bytes / inflated bytes), inflate time per message. */
-void svc_print_inflate(FILE *f, uint64_t inflated, uint64_t compressed_bytes,
+/* The compression line of a report, named for enc (gzip or deflate):
+ * messages inflated, the compression ratio (compressed bytes / inflated
+ * bytes), inflate time per message. */
+void svc_print_inflate(FILE *f, gz_encoding enc, uint64_t inflated, uint64_t compressed_bytes,
                        uint64_t inflated_bytes, uint64_t inflate_ns, uint64_t failed);
 
 /* s as a JSON string, quotes included. */

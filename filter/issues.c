@@ -16,6 +16,7 @@ struct iss_gen {
     uint8_t *frame; /* GEN_FRAME bytes */
     void *root;     /* the generated root, tr_schema's root type */
     double ratio;   /* share of frames compressed */
+    gz_encoding enc; /* how (gzip or deflate) */
     gz_deflater gz; /* when ratio > 0 */
     uint8_t *plain; /* ISS_MAX_MESSAGE bytes: the JSON before compression */
 };
@@ -72,7 +73,7 @@ const uint8_t *iss_gen_frame(iss_gen *g, uint64_t seed, uint64_t i, bool detail_
     size_t len = (size_t)(w - body);
     if (gz) {
         tr_message plain = {body, len};
-        len = gz_deflate(&g->gz, plain, g->frame + FR_HEADER_LEN, ISS_MAX_MESSAGE);
+        len = gz_deflate_as(&g->gz, g->enc, plain, g->frame + FR_HEADER_LEN, ISS_MAX_MESSAGE);
         if (len == 0)
             return NULL;
     }
@@ -81,8 +82,10 @@ const uint8_t *iss_gen_frame(iss_gen *g, uint64_t seed, uint64_t i, bool detail_
     return g->frame;
 }
 
-bool iss_gen_compress(iss_gen *g, double ratio)
+bool iss_gen_compress(iss_gen *g, gz_encoding e, double ratio)
 {
+    if (e == GZ_IDENTITY)
+        ratio = 0;
     if (ratio > 0 && g->plain == NULL) {
         uint8_t *plain = ar_map(ISS_MAX_MESSAGE);
         if (plain == NULL)
@@ -93,6 +96,7 @@ bool iss_gen_compress(iss_gen *g, double ratio)
         }
         g->plain = plain;
     }
+    g->enc = e;
     g->ratio = ratio;
     return true;
 }

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "gzip.h"
 #include "tr_optics.h"
 
 /* gRPC's default message limit, which our frames respect. */
@@ -27,12 +28,13 @@ const void *iss_gen_issue(iss_gen *g, uint64_t seed, uint64_t i);
  * member (detail, in the demo's schema: tr_schema.first_field) moved to the
  * front when detail_first; NULL when it would exceed ISS_MAX_MESSAGE.
  * When iss_compressed(seed, i, ratio) for the ratio set by iss_gen_compress,
- * the JSON is gzipped and the frame's flag is 1. */
+ * the JSON is compressed in its encoding and the frame's flag is 1. */
 const uint8_t *iss_gen_frame(iss_gen *g, uint64_t seed, uint64_t i, bool detail_first, size_t *n);
 
-/* From now on gzip a share ratio in [0, 1] of the frames (0: none, the
- * default; 1: all). false: out of memory (g is unchanged). */
-bool iss_gen_compress(iss_gen *g, double ratio) __attribute__((warn_unused_result));
+/* From now on compress a share ratio in [0, 1] of the frames (0: none, the
+ * default; 1: all) with e (gzip or deflate; identity compresses none).
+ * false: out of memory (g is unchanged). */
+bool iss_gen_compress(iss_gen *g, gz_encoding e, double ratio) __attribute__((warn_unused_result));
 
 /* Whether message i of the run seeded with seed is compressed at this ratio:
  * a draw from its own random stream, so any message can be regenerated

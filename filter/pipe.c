@@ -49,7 +49,7 @@ void pp_free(pp_pipe *pp)
     if (pp == NULL)
         return;
     rd_free(pp->rd);
-    if (pp->gzip)
+    if (pp->enc != GZ_IDENTITY)
         gz_inflater_destroy(&pp->gz);
     free(pp);
 }
@@ -60,16 +60,18 @@ bool pp_set_verify(pp_pipe *pp, vf_level level)
     return true;
 }
 
-bool pp_set_gzip(pp_pipe *pp)
+bool pp_set_encoding(pp_pipe *pp, gz_encoding e)
 {
-    if (pp->gzip)
+    if (e == GZ_IDENTITY || pp->enc == e)
         return true;
+    if (pp->enc != GZ_IDENTITY)
+        return false;
     if (pp->reader != RD_NONE) {
         if (!gz_inflater_init(&pp->gz, 0))
             return false;
         pp->tally.allocations += pp->gz.allocs;
     }
-    pp->gzip = true;
+    pp->enc = e;
     pp->split.allow_compressed = true;
     return true;
 }
@@ -107,9 +109,9 @@ static void inflate_failed(pp_pipe *pp, const fr_frame *f, tr_error e)
     pp->inflate_err = e;
     pp->inflate_err_frame = f->offset;
     if (pp->warn != NULL)
-        fprintf(pp->warn, "gzip: %s (%s) at byte %zu, in the message at byte %zu: dropped\n",
-                tr_error_text(e.code), tr_error_name(e.code), f->offset + FR_HEADER_LEN + e.offset,
-                f->offset);
+        fprintf(pp->warn, "%s: %s (%s) at byte %zu, in the message at byte %zu: dropped\n",
+                gz_encoding_name(pp->enc), tr_error_text(e.code), tr_error_name(e.code),
+                f->offset + FR_HEADER_LEN + e.offset, f->offset);
 }
 
 /* Judges batch[0 .. n) (timed as one piece: two clock reads per batch,
@@ -121,7 +123,7 @@ static pp_status handle_batch(pp_pipe *pp, size_t n)
             pp->kind[i] = -1;
             pp->keep[i] = true;
         }
-    } else if (!pp->gzip) {
+    } else if (pp->enc == GZ_IDENTITY) {
         uint64_t t0 = cpu_ns();
         for (size_t i = 0; i < n; i++)
             pp->keep[i] = judge_one(pp, pp->batch[i].msg, &pp->kind[i]);
@@ -139,7 +141,7 @@ static pp_status handle_batch(pp_pipe *pp, size_t n)
             const fr_frame *f = &pp->batch[i];
             tr_message m = f->msg;
             if (f->compressed) {
-                tr_error e = gz_inflate(&pp->gz, f->msg, &m);
+                tr_error e = gz_inflate_as(&pp->gz, pp->enc, f->msg, &m);
                 uint64_t t1 = clk_now_ns();
                 inflate_mono += t1 - t;
                 t = t1;

@@ -52,13 +52,13 @@ struct pp_pipe {
      * The checker is the reader's, created with it. */
     vf_level verify;
     rd_reader *rd;          /* the reader (optics and decode) */
-    /* --grpc-encoding gzip (pp_set_gzip): compressed frames are inflated
-     * into gz's one reused buffer and the view judged; a kept one is
-     * forwarded as it came. One that does not inflate is judged none,
-     * dropped, counted in inflate_failed and reported once on warn (if
-     * set) with its offset; the stream goes on. The relay inflates
-     * nothing. */
-    bool gzip;
+    /* --grpc-encoding gzip or deflate (pp_set_encoding): compressed frames
+     * are inflated into gz's one reused buffer and the view judged; a kept
+     * one is forwarded as it came. One that does not inflate is judged
+     * none, dropped, counted in inflate_failed and reported once on warn
+     * (if set) with its offset; the stream goes on. The relay inflates
+     * nothing. GZ_IDENTITY: a compressed frame is a framing error. */
+    gz_encoding enc;
     gz_inflater gz;
     FILE *warn;
     uint64_t inflated;         /* compressed messages inflated */
@@ -86,10 +86,11 @@ void pp_free(pp_pipe *pp);
  * of memory. */
 bool pp_set_verify(pp_pipe *pp, vf_level level) __attribute__((warn_unused_result));
 
-/* Accept compressed frames as gzip (grpc-encoding gzip): the splitter
- * allows flag 1, and the inflater is created once (its allocations are
- * counted). false when out of memory. */
-bool pp_set_gzip(pp_pipe *pp) __attribute__((warn_unused_result));
+/* Accept compressed frames in encoding e (grpc-encoding gzip or deflate;
+ * identity changes nothing): the splitter allows flag 1, and the inflater
+ * is created once (its allocations are counted). false when out of memory
+ * or when another encoding was set before. */
+bool pp_set_encoding(pp_pipe *pp, gz_encoding e) __attribute__((warn_unused_result));
 
 typedef enum { PP_OK, PP_BAD_STREAM, PP_FLUSH_FAILED } pp_status;
 

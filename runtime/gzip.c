@@ -255,3 +255,49 @@ size_t gz_deflate(gz_deflater *c, tr_message in, uint8_t *out, size_t cap)
 {
     return libdeflate_gzip_compress(c->c, in.p, in.n, out, cap);
 }
+
+size_t gz_deflate_zlib(gz_deflater *c, tr_message in, uint8_t *out, size_t cap)
+{
+    return libdeflate_zlib_compress(c->c, in.p, in.n, out, cap);
+}
+
+/* ---- the encodings by name */
+
+static const char *const enc_names[] = {"identity", "gzip", "deflate"};
+
+const char *gz_encoding_name(gz_encoding e)
+{
+    return (unsigned)e < sizeof enc_names / sizeof *enc_names ? enc_names[e] : "?";
+}
+
+bool gz_encoding_parse(const char *s, gz_encoding *e)
+{
+    for (unsigned i = 0; i < sizeof enc_names / sizeof *enc_names; i++)
+        if (strcmp(s, enc_names[i]) == 0) {
+            *e = (gz_encoding)i;
+            return true;
+        }
+    return false;
+}
+
+tr_error gz_inflate_as(gz_inflater *z, gz_encoding e, tr_message in, tr_message *out)
+{
+    if (e == GZ_DEFLATE)
+        return gz_inflate_zlib(z, in, out);
+    if (e == GZ_GZIP)
+        return gz_inflate(z, in, out);
+    *out = in;
+    return fail(TR_E_OK, 0);
+}
+
+size_t gz_deflate_as(gz_deflater *c, gz_encoding e, tr_message in, uint8_t *out, size_t cap)
+{
+    if (e == GZ_DEFLATE)
+        return gz_deflate_zlib(c, in, out, cap);
+    if (e == GZ_GZIP)
+        return gz_deflate(c, in, out, cap);
+    if (in.n > cap)
+        return 0;
+    memmove(out, in.p, in.n);
+    return in.n;
+}

@@ -45,8 +45,12 @@
  * On any error *out is empty.
  *
  * Compressing: a gz_deflater writes one gzip member (libdeflate's header:
- * no name, no time, so the same input gives the same bytes) into the
- * caller's buffer.
+ * no name, no time, so the same input gives the same bytes), or one zlib
+ * stream, into the caller's buffer.
+ *
+ * gz_encoding names the three by gRPC's `grpc-encoding` names, for the
+ * tools whose frames carry no header saying which (--grpc-encoding,
+ * --compress): gz_inflate_as and gz_deflate_as pick the format.
  */
 #ifndef TR_GZIP_H
 #define TR_GZIP_H
@@ -102,12 +106,35 @@ typedef struct {
 bool gz_deflater_init(gz_deflater *c, int level) __attribute__((warn_unused_result));
 void gz_deflater_destroy(gz_deflater *c);
 
-/* The most bytes gz_deflate can write for n bytes of input. */
+/* The most bytes gz_deflate (or gz_deflate_zlib: its header and trailer
+ * are shorter) can write for n bytes of input. */
 size_t gz_bound(const gz_deflater *c, size_t n);
 
 /* Compresses in as one gzip member into out[0, cap). Returns its length, or
  * 0 when it does not fit in cap (then out's contents are undefined). */
 size_t gz_deflate(gz_deflater *c, tr_message in, uint8_t *out, size_t cap)
+    __attribute__((warn_unused_result));
+
+/* The same as one zlib stream (gRPC's deflate). */
+size_t gz_deflate_zlib(gz_deflater *c, tr_message in, uint8_t *out, size_t cap)
+    __attribute__((warn_unused_result));
+
+typedef enum { GZ_IDENTITY, GZ_GZIP, GZ_DEFLATE } gz_encoding;
+
+/* "identity", "gzip" or "deflate". */
+const char *gz_encoding_name(gz_encoding e);
+
+/* The encoding named s (one of the three names); false for another. */
+bool gz_encoding_parse(const char *s, gz_encoding *e) __attribute__((warn_unused_result));
+
+/* gz_inflate for GZ_GZIP, gz_inflate_zlib for GZ_DEFLATE; GZ_IDENTITY
+ * gives in back as it is. */
+tr_error gz_inflate_as(gz_inflater *z, gz_encoding e, tr_message in, tr_message *out)
+    __attribute__((warn_unused_result));
+
+/* gz_deflate for GZ_GZIP, gz_deflate_zlib for GZ_DEFLATE; GZ_IDENTITY
+ * copies in (0 when it does not fit). */
+size_t gz_deflate_as(gz_deflater *c, gz_encoding e, tr_message in, uint8_t *out, size_t cap)
     __attribute__((warn_unused_result));
 
 #endif

@@ -228,7 +228,7 @@ check "a bad policy file: exit 2 before connecting" test $? -eq 2 -a -n "$(grep 
 
 # ---- 6. verify levels and gzip frames (issues 6 and 7)
 
-for args in "--compress gzip" "--verify schema"; do
+for args in "--compress gzip" "--compress deflate" "--verify schema"; do
     if $T "$demo" run 2000 $args --json >"$tmp/run.json" 2>"$tmp/run.err"; then
         pass "run 2000 $args exits 0"
     else
@@ -253,6 +253,31 @@ check "run --compress gzip: the text report's gzip line" \
 $T "$demo" run 2000 --compress gzip --reader optics --json >"$tmp/run.json" 2>/dev/null
 check "run --compress gzip --json: compression_ratio and inflate_ns_per_msg" \
     grep -qE '"compression_ratio":0\.[0-9]+,"inflate_ns_per_msg":[0-9.]+' "$tmp/run.json"
+$T "$demo" run 2000 --compress deflate --reader optics >"$tmp/run.txt" 2>/dev/null
+check "run --compress deflate: the text report's line names deflate" \
+    grep -qE '^  deflate: 2000 messages inflated, compression ratio 0\.[0-9]+ ' "$tmp/run.txt"
+
+# deflate frames (gRPC's deflate: zlib streams) judge as the same messages
+# plain; gzip and deflate frames are not taken for each other.
+"$demo" gen --count 500 --seed 9 >"$tmp/plain9"
+"$demo" gen --count 500 --seed 9 --compress deflate >"$tmp/zl9"
+"$demo" gen --count 500 --seed 9 --compress gzip >"$tmp/gz9"
+"$py" - "$tmp/zl9" <<'PY'
+import sys, frames
+got = frames.split(open(sys.argv[1], 'rb').read())
+assert len(got) == 500 and all(flag == 1 and body[0] == 0x78 for flag, body, _ in got), len(got)
+PY
+check "gen --compress deflate: every frame flagged, each a zlib stream" test $? -eq 0
+$T "$demo" judge <"$tmp/plain9" >"$tmp/plain9.v"
+$T "$demo" judge --grpc-encoding deflate <"$tmp/zl9" >"$tmp/zl9.v"
+check "judge --grpc-encoding deflate: the verdicts of the same messages plain" \
+    test -s "$tmp/plain9.v" -a "$(cat "$tmp/plain9.v")" = "$(cat "$tmp/zl9.v")"
+$T "$demo" judge --grpc-encoding deflate <"$tmp/gz9" >/dev/null 2>"$tmp/err"
+check "judge --grpc-encoding deflate on gzip frames: exit 2, the error named with its offset" \
+    test $? -eq 2 -a -n "$(grep -F 'judge: deflate: ' "$tmp/err" | grep -F '(ZLIB_CORRUPT) at byte 5, in the message at byte 0')"
+$T "$demo" judge --grpc-encoding gzip <"$tmp/zl9" >/dev/null 2>"$tmp/err"
+check "judge --grpc-encoding gzip on deflate frames: exit 2 (GZIP_CORRUPT)" \
+    test $? -eq 2 -a -n "$(grep -F '(GZIP_CORRUPT) at byte 5' "$tmp/err")"
 
 # A mix (half the frames gzipped): the filter keeps exactly what judge
 # --grpc-encoding gzip keeps, and forwards those frames as they came.

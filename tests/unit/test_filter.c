@@ -419,14 +419,14 @@ START_TEST(readers_agree_in_memory)
 END_TEST
 
 
-/* ---- gzip frames */
+/* ---- compressed frames (gzip and deflate) */
 
-/* The same NMSG issues as the stream, every one gzipped (flag 1). */
-static uint8_t *gz_stream(size_t *len, size_t *zoff)
+/* The same NMSG issues as the stream, every one compressed with e (flag 1). */
+static uint8_t *gz_stream(gz_encoding e, size_t *len, size_t *zoff)
 {
     iss_gen *g = iss_gen_new(7);
     ck_assert_ptr_nonnull(g);
-    ck_assert(iss_gen_compress(g, 1));
+    ck_assert(iss_gen_compress(g, e, 1));
     size_t cap = (size_t)NMSG * 16384, n = 0;
     uint8_t *buf = malloc(cap);
     for (int i = 0; i < NMSG; i++) {
@@ -444,10 +444,10 @@ static uint8_t *gz_stream(size_t *len, size_t *zoff)
     return buf;
 }
 
-/* The pipe with grpc-encoding gzip between a fake upstream sending buf and
- * a fake downstream; warnings into *warn (malloc'd text). */
-static void filter_gz(const uint8_t *buf, size_t len, int threads, filtered *out, pp_pipe **kept_pp,
-                      char **warn)
+/* The pipe with grpc-encoding e between a fake upstream sending buf and a
+ * fake downstream; warnings into *warn (malloc'd text). */
+static void filter_gz(gz_encoding e, const uint8_t *buf, size_t len, int threads, filtered *out,
+                      pp_pipe **kept_pp, char **warn)
 {
     int up_c, up_a, down_c, down_a;
     tcp_pair(&up_c, &up_a);
@@ -460,7 +460,7 @@ static void filter_gz(const uint8_t *buf, size_t len, int threads, filtered *out
     char err[NET_ERR_LEN];
     pp_pipe *pp = pp_new(RD_OPTICS, &policy, err, sizeof err);
     ck_assert_msg(pp != NULL, "%s", err);
-    ck_assert(pp_set_gzip(pp));
+    ck_assert(pp_set_encoding(pp, e));
     size_t wlen = 0;
     pp->warn = open_memstream(warn, &wlen);
     fw_opts o = {.ring_mode = RB_AUTO, .threads = threads, .linger_ms = 5000};
@@ -497,16 +497,16 @@ static size_t gz_expected(const uint8_t *buf, const size_t *zoff, const int *bad
     return n;
 }
 
-static void gz_forwarded(int threads)
+static void gz_forwarded(gz_encoding e, int threads)
 {
     static size_t zoff[NMSG + 1];
     size_t len;
-    uint8_t *buf = gz_stream(&len, zoff);
+    uint8_t *buf = gz_stream(e, &len, zoff);
     ck_assert_uint_lt(len, stream_len); /* they did compress */
     filtered f;
     pp_pipe *pp;
     char *warn = NULL;
-    filter_gz(buf, len, threads, &f, &pp, &warn);
+    filter_gz(e, buf, len, threads, &f, &pp, &warn);
     ck_assert_int_eq(f.outcome, FW_DONE);
     ck_assert_uint_eq(f.tally.messages, NMSG);
     ck_assert_uint_eq(pp->inflated, NMSG);
@@ -539,27 +539,36 @@ static void gz_forwarded(int threads)
     free(buf);
 }
 
-START_TEST(gzip_frames_forwarded_byte_identical) { gz_forwarded(1); }
+START_TEST(gzip_frames_forwarded_byte_identical) { gz_forwarded(GZ_GZIP, 1); }
 END_TEST
 
-START_TEST(gzip_frames_forwarded_byte_identical_2) { gz_forwarded(2); }
+START_TEST(gzip_frames_forwarded_byte_identical_2) { gz_forwarded(GZ_GZIP, 2); }
 END_TEST
 
-/* Frame 100's gzip magic is broken, frame 200's trailer CRC is wrong: each
- * is judged none and dropped, said once with its offset, and everything
- * else goes through as if they were not there. */
-static void gz_corrupt(int threads)
+START_TEST(deflate_frames_forwarded_byte_identical) { gz_forwarded(GZ_DEFLATE, 1); }
+END_TEST
+
+START_TEST(deflate_frames_forwarded_byte_identical_2) { gz_forwarded(GZ_DEFLATE, 2); }
+END_TEST
+
+/* Frame 100's first byte is broken (gzip's magic, deflate's method),
+ * frame 200's checksum is wrong (gzip's CRC-32, 8 bytes from the end;
+ * deflate's Adler-32, the last 4): each is judged none and dropped, said
+ * once with its offset, and everything else goes through as if they were
+ * not there. */
+static void gz_corrupt(gz_encoding e, int threads)
 {
     static size_t zoff[NMSG + 1];
     size_t len;
-    uint8_t *buf = gz_stream(&len, zoff);
+    uint8_t *buf = gz_stream(e, &len, zoff);
     int bad[2] = {100, 200};
-    buf[zoff[100] + FR_HEADER_LEN] ^= 0xff;   /* the first magic byte */
-    buf[zoff[201] - 8] ^= 0x01;               /* the trailer's CRC-32 */
+    size_t sum = e == GZ_GZIP ? 8 : 4;
+    buf[zoff[100] + FR_HEADER_LEN] ^= 0xff;
+    buf[zoff[201] - sum] ^= 0x01;
     filtered f;
     pp_pipe *pp;
     char *warn = NULL;
-    filter_gz(buf, len, threads, &f, &pp, &warn);
+    filter_gz(e, buf, len, threads, &f, &pp, &warn);
     ck_assert_int_eq(f.outcome, FW_DONE);
     ck_assert_uint_eq(f.tally.messages, NMSG);
     ck_assert_uint_eq(pp->inflate_failed, 2);
@@ -567,11 +576,14 @@ static void gz_corrupt(int threads)
     ck_assert_uint_eq(f.tally.seen[f.tally.kinds], 2);
     ck_assert_uint_eq(f.tally.kept[f.tally.kinds], 0);
     char line[2][256];
-    snprintf(line[0], sizeof line[0], "gzip: %s (%s) at byte %zu, in the message at byte %zu: dropped\n",
-             tr_error_text(TR_E_GZIP_CORRUPT), tr_error_name(TR_E_GZIP_CORRUPT),
+    tr_code corrupt = e == GZ_GZIP ? TR_E_GZIP_CORRUPT : TR_E_ZLIB_CORRUPT;
+    tr_code check = e == GZ_GZIP ? TR_E_GZIP_CRC : TR_E_ZLIB_ADLER;
+    snprintf(line[0], sizeof line[0], "%s: %s (%s) at byte %zu, in the message at byte %zu: dropped\n",
+             gz_encoding_name(e), tr_error_text(corrupt), tr_error_name(corrupt),
              zoff[100] + FR_HEADER_LEN, zoff[100]);
-    snprintf(line[1], sizeof line[1], "gzip: %s (%s) at byte %zu, in the message at byte %zu: dropped\n",
-             tr_error_text(TR_E_GZIP_CRC), tr_error_name(TR_E_GZIP_CRC), zoff[201] - 8, zoff[200]);
+    snprintf(line[1], sizeof line[1], "%s: %s (%s) at byte %zu, in the message at byte %zu: dropped\n",
+             gz_encoding_name(e), tr_error_text(check), tr_error_name(check), zoff[201] - sum,
+             zoff[200]);
     char both[512];
     snprintf(both, sizeof both, "%s%s", line[0], line[1]);
     ck_assert_str_eq(warn, both);
@@ -588,10 +600,42 @@ static void gz_corrupt(int threads)
     free(buf);
 }
 
-START_TEST(corrupt_gzip_mid_stream_dropped_as_none) { gz_corrupt(1); }
+START_TEST(corrupt_gzip_mid_stream_dropped_as_none) { gz_corrupt(GZ_GZIP, 1); }
 END_TEST
 
-START_TEST(corrupt_gzip_mid_stream_dropped_as_none_2) { gz_corrupt(2); }
+START_TEST(corrupt_gzip_mid_stream_dropped_as_none_2) { gz_corrupt(GZ_GZIP, 2); }
+END_TEST
+
+START_TEST(corrupt_deflate_mid_stream_dropped_as_none) { gz_corrupt(GZ_DEFLATE, 1); }
+END_TEST
+
+/* gzip frames through a pipe told deflate (or the other way round): no
+ * message inflates, each is judged none and dropped, nothing goes on, and
+ * the stream is read to its end. */
+START_TEST(frames_in_the_other_encoding_are_all_dropped)
+{
+    static const gz_encoding pairs[2][2] = {{GZ_GZIP, GZ_DEFLATE}, {GZ_DEFLATE, GZ_GZIP}};
+    for (int k = 0; k < 2; k++) {
+        static size_t zoff[NMSG + 1];
+        size_t len;
+        uint8_t *buf = gz_stream(pairs[k][0], &len, zoff);
+        filtered f;
+        pp_pipe *pp;
+        char *warn = NULL;
+        filter_gz(pairs[k][1], buf, len, 1, &f, &pp, &warn);
+        ck_assert_int_eq(f.outcome, FW_DONE);
+        ck_assert_uint_eq(f.tally.messages, NMSG);
+        ck_assert_uint_eq(pp->inflate_failed, NMSG);
+        ck_assert_uint_eq(pp->inflated, 0);
+        ck_assert_uint_eq(tl_kept(&f.tally), 0);
+        ck_assert_uint_eq(f.got_len, 0);
+        ck_assert_ptr_nonnull(strstr(warn, gz_encoding_name(pairs[k][1])));
+        pp_free(pp);
+        free(warn);
+        free(f.got);
+        free(buf);
+    }
+}
 END_TEST
 
 /* --verify schema: the pipe's optics then judge as decode on this stream,
@@ -648,6 +692,10 @@ static Suite *filter_suite(void)
     tcase_add_test(t, gzip_frames_forwarded_byte_identical_2);
     tcase_add_test(t, corrupt_gzip_mid_stream_dropped_as_none);
     tcase_add_test(t, corrupt_gzip_mid_stream_dropped_as_none_2);
+    tcase_add_test(t, deflate_frames_forwarded_byte_identical);
+    tcase_add_test(t, deflate_frames_forwarded_byte_identical_2);
+    tcase_add_test(t, corrupt_deflate_mid_stream_dropped_as_none);
+    tcase_add_test(t, frames_in_the_other_encoding_are_all_dropped);
     tcase_add_test(t, verify_schema_in_the_pipe);
     return s;
 }

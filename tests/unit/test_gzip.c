@@ -261,7 +261,7 @@ static uint8_t *make_stream(uint64_t seed, int size, uint64_t count, double rati
 {
     iss_gen *g = iss_gen_new(size);
     ck_assert_ptr_nonnull(g);
-    ck_assert(iss_gen_compress(g, ratio));
+    ck_assert(iss_gen_compress(g, GZ_GZIP, ratio));
     size_t cap = 1 << 20, n = 0;
     uint8_t *buf = malloc(cap);
     for (uint64_t i = 0; i < count; i++) {
@@ -399,7 +399,7 @@ START_TEST(verdicts_equal_plain_ones)
     unsigned kinds_seen = 0, kept = 0, judged = 0;
     for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++) {
         iss_gen *pg = iss_gen_new(sizes[s]), *zg = iss_gen_new(sizes[s]);
-        ck_assert(zg != NULL && pg != NULL && iss_gen_compress(zg, 1));
+        ck_assert(zg != NULL && pg != NULL && iss_gen_compress(zg, GZ_GZIP, 1));
         for (uint64_t i = 0; i < 300; i++) {
             size_t n = plain_message(pg, 11, i, plain, ISS_MAX_MESSAGE);
             tr_message pm = {plain, n}, zm;
@@ -762,6 +762,74 @@ START_TEST(zlib_round_trip)
 }
 END_TEST
 
+/* The encodings by name, as --grpc-encoding and --compress take them: each
+ * name parses to its encoding and back, nothing else parses; what
+ * gz_deflate_as writes in each, gz_inflate_as reads back (and the generator's
+ * frames in it are its format: a zlib header for deflate, gzip's magic for
+ * gzip), while the other compressed format is an error. */
+START_TEST(encodings_by_name)
+{
+    static const char *const names[] = {"identity", "gzip", "deflate"};
+    for (int e = 0; e < 3; e++) {
+        gz_encoding got = (gz_encoding)-1;
+        ck_assert(gz_encoding_parse(names[e], &got));
+        ck_assert_int_eq(got, e);
+        ck_assert_str_eq(gz_encoding_name(got), names[e]);
+    }
+    static const char *const others[] = {"", "GZIP", "zlib", "snappy", "gzip ", "deflate,gzip"};
+    for (size_t k = 0; k < sizeof others / sizeof *others; k++) {
+        gz_encoding got = GZ_GZIP;
+        ck_assert(!gz_encoding_parse(others[k], &got));
+    }
+
+    size_t n;
+    uint8_t *plain = one_message(13, 2, &n);
+    gz_inflater z;
+    gz_deflater c;
+    ck_assert(gz_inflater_init(&z, 0) && gz_deflater_init(&c, GZ_DEFAULT_LEVEL));
+    size_t cap = gz_bound(&c, n);
+    uint8_t *packed = malloc(cap);
+    for (int e = 0; e < 3; e++) {
+        size_t m = gz_deflate_as(&c, (gz_encoding)e, (tr_message){plain, n}, packed, cap);
+        ck_assert_uint_gt(m, 0);
+        tr_message out;
+        tr_error err = gz_inflate_as(&z, (gz_encoding)e, (tr_message){packed, m}, &out);
+        ck_assert_int_eq(err.code, TR_E_OK);
+        ck_assert(out.n == n && memcmp(out.p, plain, n) == 0);
+        if (e == GZ_IDENTITY)
+            continue;
+        gz_encoding other = e == GZ_GZIP ? GZ_DEFLATE : GZ_GZIP;
+        err = gz_inflate_as(&z, other, (tr_message){packed, m}, &out);
+        ck_assert_int_eq(err.code, e == GZ_GZIP ? TR_E_ZLIB_CORRUPT : TR_E_GZIP_CORRUPT);
+        ck_assert_uint_eq(out.n, 0);
+
+        iss_gen *g = iss_gen_new(7);
+        ck_assert(g != NULL && iss_gen_compress(g, (gz_encoding)e, 1));
+        size_t fn;
+        const uint8_t *f = iss_gen_frame(g, 13, 2, false, &fn);
+        ck_assert(f != NULL && f[0] == 1);
+        ck_assert_uint_eq(f[FR_HEADER_LEN], e == GZ_GZIP ? 0x1f : 0x78);
+        err = gz_inflate_as(&z, (gz_encoding)e, (tr_message){f + FR_HEADER_LEN, fn - FR_HEADER_LEN},
+                            &out);
+        ck_assert_int_eq(err.code, TR_E_OK);
+        ck_assert(out.n == n && memcmp(out.p, plain, n) == 0);
+        iss_gen_free(g);
+    }
+    /* compressing with identity is no compression: flag 0, the JSON as is */
+    iss_gen *g = iss_gen_new(7);
+    ck_assert(g != NULL && iss_gen_compress(g, GZ_IDENTITY, 1));
+    size_t fn;
+    const uint8_t *f = iss_gen_frame(g, 13, 2, false, &fn);
+    ck_assert(f != NULL && f[0] == 0 && fn == n + FR_HEADER_LEN &&
+              memcmp(f + FR_HEADER_LEN, plain, n) == 0);
+    iss_gen_free(g);
+    free(packed);
+    free(plain);
+    gz_deflater_destroy(&c);
+    gz_inflater_destroy(&z);
+}
+END_TEST
+
 START_TEST(zlib_bad_bytes)
 {
     const char *text = "{\"detail\":{\"type\":\"Bug\"}}";
@@ -906,6 +974,7 @@ static Suite *inflate_suite(void)
     tcase_add_test(t, zlib_round_trip);
     tcase_add_test(t, zlib_bad_bytes);
     tcase_add_test(t, zlib_every_prefix_and_byte);
+    tcase_add_test(t, encodings_by_name);
     return s;
 }
 
