@@ -56,7 +56,11 @@
 #endif
 
 #define POOL 256
-#define ARENA (16u << 20)
+#ifdef TR_DEMO_MODEL
+#define ARENA (16u << 20) /* the direct row's arena: the demo's rows alone use one */
+#else
+#define ARENA 0
+#endif
 
 typedef struct {
     bn_pool pool;
@@ -335,10 +339,10 @@ int bench_triage(const bn_opts *o)
     int rc = 0;
     for (int l = 0; l < 2; l++) {
         ctx_t *c = calloc(1, sizeof *c);
-        void *mem = malloc(ARENA);
+        void *mem = ARENA > 0 ? malloc(ARENA) : NULL;
         char err[256];
         rd_choice none = {0}, interp = {.interpret = true};
-        if (c == NULL || mem == NULL || !bn_pool_make(&c->pool, POOL, 7, l == 1) ||
+        if (c == NULL || (ARENA > 0 && mem == NULL) || !bn_pool_make(&c->pool, POOL, 7, l == 1) ||
             !rd_policy(&none, &c->policy, err, sizeof err) ||
             !rd_policy(&interp, &c->interp, err, sizeof err) || (c->rd = rd_new()) == NULL ||
             !rd_decoding(c->rd)) {
