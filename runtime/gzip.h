@@ -132,8 +132,8 @@ bool gz_encoding_parse(const char *s, gz_encoding *e) __attribute__((warn_unused
 tr_error gz_inflate_as(gz_inflater *z, gz_encoding e, tr_message in, tr_message *out)
     __attribute__((warn_unused_result));
 
-/* gz_deflate for GZ_GZIP, gz_deflate_zlib for GZ_DEFLATE; GZ_IDENTITY
- * copies in (0 when it does not fit). */
+/* gz_deflate for GZ_GZIP, gz_deflate_zlib for GZ_DEFLATE; 0 for
+ * GZ_IDENTITY, which compresses nothing. */
 size_t gz_deflate_as(gz_deflater *c, gz_encoding e, tr_message in, uint8_t *out, size_t cap)
     __attribute__((warn_unused_result));
 
