@@ -2,14 +2,16 @@
  *
  * One walk (WALK_BODY below) is instantiated per width, four times: for 0,
  * 1, 2 or 4 wanted first bytes (WALK_FNS); only the function turning 64
- * bytes into bit masks differs between widths. How the end of input is met,
- * in one place: the walk's loop takes whole blocks of 64 bytes (the masks
- * code, inlined with n == 64, then tests nothing), and then the tail once:
- * masks() is given the block start and the count n <= 64 of bytes that
- * exist; the AVX-512 version loads them with a masked load (masked-off
- * lanes are not accessed), the others copy a short tail into a 64-byte
- * stack buffer padded with spaces. Lanes past n hold 0 or ' ', neither of
- * which any mask looks for.
+ * bytes into bit masks differs between widths (and AVX2's step, which
+ * tells quiet blocks apart). How the end of input is met, in one place: the
+ * walk's loop takes whole blocks of 64 bytes while 64 + LA remain (LA 1 for
+ * AVX2, which also reads the byte after a block; 0 for the others), the
+ * masks code inlined with n == 64 + LA, testing nothing, and then the tail
+ * once: masks() is given the block start and the count n <= 64 of bytes
+ * that exist; the AVX-512 version loads them with a masked load
+ * (masked-off lanes are not accessed), the others copy a short tail into a
+ * 64-byte stack buffer padded with spaces. Lanes past n hold 0 or ' ',
+ * neither of which any mask looks for.
  */
 #include "skip.h"
 

@@ -11,8 +11,9 @@
  * quotes; only bracket bits and candidate bits are visited one by one.
  *
  * Contract. Nothing is read outside [p, end): full blocks are loaded only
- * while 64 bytes remain; the tail is read with a masked load (AVX-512) or
- * copied to a stack buffer padded with spaces (the others). This walk does
+ * while 64 bytes remain (65 for AVX2, which reads the byte after a block
+ * too); the tail is read with a masked load (AVX-512) or copied to a stack
+ * buffer padded with spaces (the others). This walk does
  * not validate: malformed input can only end the walk early
  * (NULL, closed == NULL), which a scanner treats as a miss. Nesting deeper
  * than JS_MAX_DEPTH below the object also ends the walk. No allocation.
