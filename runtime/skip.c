@@ -345,8 +345,11 @@ WANT_VECTORS(want_avx2, __attribute__((target("avx2"))), __m256i, _mm256_set1_ep
  * messages, the fastest of ten runs taken in turns with the five masks in
  * every block, two sessions): seeking the detail late 280-306 against
  * 349-429 ns, the optics late 363-376 against 449-479, the first layout
- * 88-99 against 89-98. The AVX-512 walk measured no faster so: there the
- * masks cost one compare each and the test would add its own. */
+ * 88-99 against 89-98; in triage-bench triage (three runs in turns) late
+ * 371-381 against 439-448, first 89-90 against 85 (small objects pay for
+ * the test). At AVX-512 the same test, in 256-bit vectors beside the
+ * 64-byte masks, was no better there: late 324-330 against 330-340, first
+ * 85-86 against 80. */
 __attribute__((target("avx2"))) static inline void masks_avx2(const uint8_t *s, size_t n, int nf,
                                                               const want_avx2 *w, sk_masks *m)
 {
