@@ -278,6 +278,14 @@ check "judge --grpc-encoding deflate on gzip frames: exit 2, the error named wit
 $T "$demo" judge --grpc-encoding gzip <"$tmp/zl9" >/dev/null 2>"$tmp/err"
 check "judge --grpc-encoding gzip on deflate frames: exit 2 (GZIP_CORRUPT)" \
     test $? -eq 2 -a -n "$(grep -F '(GZIP_CORRUPT) at byte 5' "$tmp/err")"
+# check reads compressed frames too: every message ok inflated, each bad
+# (at its first byte, naming the error) when read as the other format
+$T "$demo" check --grpc-encoding deflate <"$tmp/zl9" >"$tmp/zl9.c"
+check "check --grpc-encoding deflate: every message ok" \
+    test $? -eq 0 -a "$(grep -c '^ok$' "$tmp/zl9.c")" -eq 500
+$T "$demo" check --grpc-encoding gzip <"$tmp/zl9" >"$tmp/zl9.c"
+check "check --grpc-encoding gzip on deflate frames: each bad at byte 0 (GZIP_CORRUPT)" \
+    test $? -eq 0 -a "$(grep -c '^bad 0 corrupt gzip member (GZIP_CORRUPT)$' "$tmp/zl9.c")" -eq 500
 
 # A mix (half the frames gzipped): the filter keeps exactly what judge
 # --grpc-encoding gzip keeps, and forwards those frames as they came.
