@@ -65,16 +65,9 @@ int cmd_check(int argc, char **argv)
 
     char err[256];
     vf_checker *vc = vf_new();
-    gz_inflater gz = {0};
     src_input src;
-    if (vc == NULL || (enc != GZ_IDENTITY && !gz_inflater_init(&gz, 0))) {
-        fprintf(stderr, "triage-demo check: out of memory\n");
-        vf_free(vc);
-        return 1;
-    }
-    if (!src_open(&src, STDIN_FILENO, enc != GZ_IDENTITY, err, sizeof err)) {
-        fprintf(stderr, "triage-demo check: %s\n", err);
-        gz_inflater_destroy(&gz);
+    if (vc == NULL || !src_open(&src, STDIN_FILENO, enc, err, sizeof err)) {
+        fprintf(stderr, "triage-demo check: %s\n", vc == NULL ? "out of memory" : err);
         vf_free(vc);
         return 1;
     }
@@ -84,8 +77,8 @@ int cmd_check(int argc, char **argv)
     fr_frame f;
     int r;
     while ((r = src_next(&src, &f)) == 1) {
-        tr_message m = f.msg;
-        tr_error e = f.compressed ? gz_inflate_as(&gz, enc, f.msg, &m) : (tr_error){0};
+        tr_message m;
+        tr_error e = src_message(&src, &f, &m);
         if (e.code == TR_E_OK)
             e = vf_check(vc, level, m);
         if (e.code == TR_E_OK)
@@ -105,7 +98,6 @@ int cmd_check(int argc, char **argv)
         rc = 2;
     }
     src_close(&src);
-    gz_inflater_destroy(&gz);
     vf_free(vc);
     return rc != 0 ? rc : wrc;
 }

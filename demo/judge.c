@@ -151,7 +151,7 @@ int cmd_judge(int argc, char **argv)
 
     sk_init();
     src_input src;
-    if (!src_open(&src, STDIN_FILENO, enc != GZ_IDENTITY, err, sizeof err)) {
+    if (!src_open(&src, STDIN_FILENO, enc, err, sizeof err)) {
         fprintf(stderr, "triage-demo judge: %s\n", err);
         po_free(&policy);
         return 1;
@@ -161,12 +161,9 @@ int cmd_judge(int argc, char **argv)
     size_t text_cap = (size_t)FR_DEFAULT_MAX_LEN * 6 + 64;
     char *text = malloc(text_cap);
     rd_reader *rd = rd_new();
-    gz_inflater gz = {0};
-    if (text == NULL || rd == NULL || (!optics && !rd_decoding(rd)) ||
-        (enc != GZ_IDENTITY && !gz_inflater_init(&gz, 0))) {
+    if (text == NULL || rd == NULL || (!optics && !rd_decoding(rd))) {
         free(text);
         rd_free(rd);
-        gz_inflater_destroy(&gz);
         po_free(&policy);
         fprintf(stderr, "triage-demo judge: out of memory\n");
         src_close(&src);
@@ -182,13 +179,11 @@ int cmd_judge(int argc, char **argv)
     int r;
     tr_error inflate_err = {0};
     while ((r = src_next(&src, &f)) == 1) {
-        /* A compressed message is judged in the inflater's buffer. */
-        tr_message msg = f.msg;
-        if (f.compressed) {
-            inflate_err = gz_inflate_as(&gz, enc, f.msg, &msg);
-            if (inflate_err.code != TR_E_OK)
-                break;
-        }
+        /* A compressed message is judged in the source's inflater buffer. */
+        tr_message msg;
+        inflate_err = src_message(&src, &f, &msg);
+        if (inflate_err.code != TR_E_OK)
+            break;
         int kind = -1;
         bool keep = false;
         bool read = optics ? rd_message(rd, verify, msg) : rd_decode(rd, msg);
@@ -234,7 +229,6 @@ int cmd_judge(int argc, char **argv)
     }
     free(text);
     rd_free(rd);
-    gz_inflater_destroy(&gz);
     po_free(&policy);
     src_close(&src);
     return rc != 0 ? rc : wrc;

@@ -586,15 +586,10 @@ int cmd_downstream(int argc, char **argv)
         return 2;
 
     sk_init();
-    pp_pipe *pp = NULL; /* for its decode reader and inflater */
+    pp_pipe *pp = NULL; /* for its decode reader */
     char err[NET_ERR_LEN];
     if (!count_only && (pp = pp_new(RD_DECODE, &policy, err, sizeof err)) == NULL) {
         fprintf(stderr, "triage-demo downstream: %s\n", err);
-        return 1;
-    }
-    if (pp != NULL && !pp_set_encoding(pp, enc)) {
-        fprintf(stderr, "triage-demo downstream: out of memory\n");
-        pp_free(pp);
         return 1;
     }
     int lfd = svc_listen("downstream", listen_at);
@@ -611,7 +606,7 @@ int cmd_downstream(int argc, char **argv)
         return 1;
     }
     src_input src;
-    if (!src_open(&src, fd, enc != GZ_IDENTITY, err, sizeof err)) {
+    if (!src_open(&src, fd, enc, err, sizeof err)) {
         fprintf(stderr, "triage-demo downstream: %s\n", err);
         close(fd);
         pp_free(pp);
@@ -627,9 +622,9 @@ int cmd_downstream(int argc, char **argv)
         tl_digest_add(&dg, f.head, fr_frame_size(&f));
         if (count_only)
             continue;
-        tr_message m = f.msg;
-        if (f.compressed && gz_inflate_as(&pp->gz, enc, f.msg, &m).code != TR_E_OK)
-            continue;
+        tr_message m;
+        if (src_message(&src, &f, &m).code != TR_E_OK)
+            continue; /* a message that does not inflate does not decode */
         if (!rd_decode(pp->rd, m))
             continue;
         decoded++;

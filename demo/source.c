@@ -10,16 +10,37 @@
 
 #define READ_PIECE (256u << 10)
 
-bool src_open(src_input *s, int fd, bool allow_compressed, char *err, size_t errlen)
+bool src_open(src_input *s, int fd, gz_encoding enc, char *err, size_t errlen)
 {
     memset(s, 0, sizeof *s);
     s->fd = fd;
     fr_init(&s->split);
-    s->split.allow_compressed = allow_compressed;
-    return rb_init(&s->ring, 0, RB_AUTO, err, errlen) == 0;
+    s->enc = enc;
+    s->split.allow_compressed = enc != GZ_IDENTITY;
+    if (enc != GZ_IDENTITY && !gz_inflater_init(&s->gz, 0)) {
+        snprintf(err, errlen, "out of memory");
+        return false;
+    }
+    if (rb_init(&s->ring, 0, RB_AUTO, err, errlen) != 0) {
+        gz_inflater_destroy(&s->gz);
+        return false;
+    }
+    return true;
 }
 
-void src_close(src_input *s) { rb_destroy(&s->ring); }
+void src_close(src_input *s)
+{
+    rb_destroy(&s->ring);
+    gz_inflater_destroy(&s->gz);
+}
+
+tr_error src_message(src_input *s, const fr_frame *f, tr_message *m)
+{
+    if (f->compressed)
+        return gz_inflate_as(&s->gz, s->enc, f->msg, m);
+    *m = f->msg;
+    return (tr_error){TR_E_OK, 0, NULL};
+}
 
 /* One line of n bytes at p (stream offset off) as a message, when it holds
  * more than whitespace. */
