@@ -48,7 +48,7 @@ bool opt_match(int argc, char **argv, int *i, const char *opt, const char **val,
 
 bool opt_encoding(const char *cmd, const char *opt, const char *v, gz_encoding *e)
 {
-    if (gz_encoding_parse(v, e))
+    if (gz_encoding_parse(v, strlen(v), e))
         return true;
     fprintf(stderr, "triage-demo %s: %s is identity, gzip or deflate, not '%s'\n", cmd, opt, v);
     return false;

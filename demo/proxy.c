@@ -121,15 +121,8 @@ static bool px_encodings(const char *v, unsigned *reads)
     *reads = 0;
     for (const char *p = v;;) {
         size_t n = strcspn(p, ",");
-        char name[16];
         gz_encoding e = GZ_IDENTITY;
-        bool ok = n < sizeof name;
-        if (ok) {
-            memcpy(name, p, n);
-            name[n] = '\0';
-            ok = gz_encoding_parse(name, &e) && !(seen >> e & 1);
-        }
-        if (!ok) {
+        if (!gz_encoding_parse(p, n, &e) || (seen >> e & 1)) {
             fprintf(stderr, "triage-demo proxy: --grpc-encoding is a list of identity, gzip "
                             "and deflate (each once), not '%s'\n", v);
             return false;
@@ -164,7 +157,8 @@ static int px_judge(void *ctx, const hp_message *m, char *why, size_t whylen)
     tr_message msg = {m->p, m->n};
     if (m->compressed) {
         gz_encoding enc = GZ_IDENTITY;
-        if (!gz_encoding_parse(m->encoding, &enc) || !(x->reads >> enc & 1)) {
+        if (!gz_encoding_parse(m->encoding, strlen(m->encoding), &enc) ||
+            !(x->reads >> enc & 1)) {
             snprintf(why, whylen,
                      "a message compressed with '%s', which this proxy does not read "
                      "(it reads %s)",

@@ -270,10 +270,10 @@ const char *gz_encoding_name(gz_encoding e)
     return (unsigned)e < sizeof enc_names / sizeof *enc_names ? enc_names[e] : "?";
 }
 
-bool gz_encoding_parse(const char *s, gz_encoding *e)
+bool gz_encoding_parse(const char *s, size_t n, gz_encoding *e)
 {
     for (unsigned i = 0; i < sizeof enc_names / sizeof *enc_names; i++)
-        if (strcmp(s, enc_names[i]) == 0) {
+        if (strlen(enc_names[i]) == n && memcmp(s, enc_names[i], n) == 0) {
             *e = (gz_encoding)i;
             return true;
         }

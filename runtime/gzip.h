@@ -124,8 +124,10 @@ typedef enum { GZ_IDENTITY, GZ_GZIP, GZ_DEFLATE } gz_encoding;
 /* "identity", "gzip" or "deflate". */
 const char *gz_encoding_name(gz_encoding e);
 
-/* The encoding named s (one of the three names); false for another. */
-bool gz_encoding_parse(const char *s, gz_encoding *e) __attribute__((warn_unused_result));
+/* The encoding named by the n bytes at s (one of the three names); false
+ * for another. */
+bool gz_encoding_parse(const char *s, size_t n, gz_encoding *e)
+    __attribute__((warn_unused_result));
 
 /* gz_inflate for GZ_GZIP, gz_inflate_zlib for GZ_DEFLATE; GZ_IDENTITY
  * gives in back as it is. */

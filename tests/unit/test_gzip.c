@@ -773,14 +773,14 @@ START_TEST(encodings_by_name)
     static const char *const names[] = {"identity", "gzip", "deflate"};
     for (int e = 0; e < 3; e++) {
         gz_encoding got = (gz_encoding)-1;
-        ck_assert(gz_encoding_parse(names[e], &got));
+        ck_assert(gz_encoding_parse(names[e], strlen(names[e]), &got));
         ck_assert_int_eq(got, e);
         ck_assert_str_eq(gz_encoding_name(got), names[e]);
     }
     static const char *const others[] = {"", "GZIP", "zlib", "snappy", "gzip ", "deflate,gzip"};
     for (size_t k = 0; k < sizeof others / sizeof *others; k++) {
         gz_encoding got = GZ_GZIP;
-        ck_assert(!gz_encoding_parse(others[k], &got));
+        ck_assert(!gz_encoding_parse(others[k], strlen(others[k]), &got));
     }
 
     size_t n;
