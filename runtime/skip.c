@@ -2,8 +2,8 @@
  *
  * One walk (WALK_BODY below) is instantiated per width, four times: for 0,
  * 1, 2 or 4 wanted first bytes (WALK_FNS); only the function turning 64
- * bytes into bit masks differs between widths (and AVX2's step, which
- * tells quiet blocks apart). How the end of input is met, in one place: the
+ * bytes into bit masks differs between widths (AVX2's also tells quiet
+ * blocks apart: sk_masks.quiet). How the end of input is met, in one place: the
  * walk's loop takes whole blocks of 64 bytes while 64 + LA remain (LA 1 for
  * AVX2, which also reads the byte after a block; 0 for the others), the
  * masks code inlined with n == 64 + LA, testing nothing, and then the tail
@@ -26,12 +26,12 @@ typedef struct {
     uint64_t ob; /* '{' or '[' */
     uint64_t cb; /* '}' or ']' */
     uint64_t f;  /* one of the wanted first bytes */
-    /* AVX2 (WALK_STEP_QUIET) tells quiet blocks apart: no backslash in it,
-     * and no quote in it whose next byte is a wanted first byte or a
-     * backslash (the byte after the block included). bs and f are then 0
-     * (f need not hold the wanted bytes that follow no quote): the block has
-     * no escape of its own and no candidate. The other widths do not set it
-     * (AVX-512: measured, telling quiet blocks apart saved nothing there). */
+    /* A quiet block (AVX2 tells them apart; the other widths set false):
+     * no backslash in it, and no quote in it whose next byte is a wanted
+     * first byte or a backslash (the byte after the block included). bs is
+     * then 0 and f not made: the block has no escape of its own and no
+     * candidate, and the step skips both. At AVX-512 telling them apart
+     * measured no faster. */
     bool quiet;
 } sk_masks;
 
@@ -67,6 +67,7 @@ static inline void masks_portable(const uint8_t *s, size_t n, int nf, const sk_f
     m->ob = ob;
     m->cb = cb;
     m->f = fm;
+    m->quiet = false;
 }
 
 /* One block's brackets and candidates, given the depth at its start.
@@ -160,44 +161,28 @@ static inline __attribute__((always_inline)) int walk_end(sk_cursor *c, const ui
     {                                                                                   \
         size_t n = (LEN);                                                               \
         MASKS(s, (N), NF, &want, &m);                                                   \
-        uint64_t q = m.q & ~bk_escaped_bits(m.bs, &esc_carry);                          \
-        uint64_t in = PXOR(q) ^ in_carry;                                               \
+        uint64_t q = m.q, in, cand = 0;                                                 \
+        /* a quiet block after no escape has none of its own and no candidate */     \
+        if (!m.quiet || esc_carry != 0)                                                 \
+            q &= ~bk_escaped_bits(m.bs, &esc_carry);                                    \
+        in = PXOR(q) ^ in_carry;                                                        \
         /* the next block's carry: in's last bit, all over (one instruction; */         \
         /* from q's parity instead, the blocks' prefix XORs would not wait for */       \
         /* each other, but that costs three more and measured 1-4% slower) */           \
         in_carry = (uint64_t)((int64_t)in >> 63);                                       \
-        /* a string opener is a quote inside the in-string mask; its first byte is */  \
-        /* the next bit (for bit 63, in the next block: always a candidate) */          \
-        uint64_t cand = NF != 0 ? q & in & ((m.f | m.bs) >> 1 | 1ull << 63) : 0;        \
-        WALK_STEP_END                                                                   \
-    }
-
-/* WALK_STEP for a width that tells quiet blocks apart (sk_masks.quiet): a
- * quiet block after no escape skips the escapes and the candidates. */
-#define WALK_STEP_QUIET(MASKS, PXOR, NF, N, LEN)                                        \
-    {                                                                                   \
-        size_t n = (LEN);                                                               \
-        MASKS(s, (N), NF, &want, &m);                                                   \
-        uint64_t q = m.q, in, cand = 0;                                                 \
-        if (m.quiet && esc_carry == 0) {                                                \
-            in = PXOR(q) ^ in_carry;                                                    \
-        } else {                                                                        \
-            q &= ~bk_escaped_bits(m.bs, &esc_carry);                                    \
-            in = PXOR(q) ^ in_carry;                                                    \
+        if (!m.quiet) {                                                                 \
+            /* a string opener is a quote inside the in-string mask; its first */     \
+            /* byte is the next bit (for bit 63, in the next block: always a */        \
+            /* candidate) */                                                            \
             cand = NF != 0 ? q & in & ((m.f | m.bs) >> 1 | 1ull << 63) : 0;             \
         }                                                                               \
-        in_carry = (uint64_t)((int64_t)in >> 63);                                       \
-        WALK_STEP_END                                                                   \
+        r = walk_end(c, s, n, m.ob & ~in, m.cb & ~in, cand, in_carry, esc_carry, &depth); \
+        if (r == 1)                                                                     \
+            return c->p;                                                                \
+        if (r != 0)                                                                     \
+            goto stop;                                                                  \
+        s += n;                                                                         \
     }
-
-/* What both steps end with: the block's brackets and candidates walked. */
-#define WALK_STEP_END                                                                   \
-    r = walk_end(c, s, n, m.ob & ~in, m.cb & ~in, cand, in_carry, esc_carry, &depth);   \
-    if (r == 1)                                                                         \
-        return c->p;                                                                    \
-    if (r != 0)                                                                         \
-        goto stop;                                                                      \
-    s += n;
 
 /* The walk, shared by every width. MASKS and PXOR name the width's block
  * and prefix-XOR functions. A call resuming after the start of the block
@@ -207,7 +192,7 @@ static inline __attribute__((always_inline)) int walk_end(sk_cursor *c, const ui
  * candidate's string (a scanner that saw it is no key goes on from its
  * second byte). Elsewhere the resume point is at depth 1 outside strings
  * by contract. */
-#define WALK_BODY(MASKS, PXOR, WANT_T, WANT_PREP, NF, LA, STEP)                        \
+#define WALK_BODY(MASKS, PXOR, WANT_T, WANT_PREP, NF, LA)                              \
     const uint8_t *s = c->p, *end = c->end;                                             \
     /* the wanted bytes as the width compares them, made once a call (NF of */         \
     /* them, a constant: 0 when f is NULL) */                                           \
@@ -236,15 +221,15 @@ static inline __attribute__((always_inline)) int walk_end(sk_cursor *c, const ui
     /* turn (one test of the end for both: measured 15-20% faster than one a */        \
     /* turn) */                                                                         \
     while ((size_t)(end - s) >= 128 + (LA)) {                                           \
-        STEP(MASKS, PXOR, NF, 64 + (LA), 64)                                            \
-        STEP(MASKS, PXOR, NF, 64 + (LA), 64)                                            \
+        WALK_STEP(MASKS, PXOR, NF, 64 + (LA), 64)                                       \
+        WALK_STEP(MASKS, PXOR, NF, 64 + (LA), 64)                                       \
     }                                                                                   \
     if ((size_t)(end - s) >= 64 + (LA)) {                                               \
-        STEP(MASKS, PXOR, NF, 64 + (LA), 64)                                            \
+        WALK_STEP(MASKS, PXOR, NF, 64 + (LA), 64)                                       \
     }                                                                                   \
     if (s < end) {                                                                      \
         size_t tail = (size_t)(end - s);                                                \
-        STEP(MASKS, PXOR, NF, tail, tail)                                               \
+        WALK_STEP(MASKS, PXOR, NF, tail, tail)                                          \
     }                                                                                   \
     c->closed = NULL;                                                                   \
     return NULL;                                                                        \
@@ -254,25 +239,24 @@ static inline __attribute__((always_inline)) int walk_end(sk_cursor *c, const ui
     return NULL;
 
 /* One instance of the walk: NAME_NF, for NF wanted bytes. */
-#define WALK_FN(NAME, ATTR, MASKS, PXOR, WANT_T, WANT_PREP, NF, LA, STEP)                \
+#define WALK_FN(NAME, ATTR, MASKS, PXOR, WANT_T, WANT_PREP, NF, LA)                      \
     ATTR static const uint8_t *NAME##_##NF(sk_cursor *c, const sk_firsts *f)             \
     {                                                                                   \
-        WALK_BODY(MASKS, PXOR, WANT_T, WANT_PREP, NF, LA, STEP)                         \
+        WALK_BODY(MASKS, PXOR, WANT_T, WANT_PREP, NF, LA)                               \
     }
 
 /* The walk's four instances for a width: NAME_0 (no wanted bytes: f is
  * NULL), NAME_1, NAME_2 and NAME_4, and their table. */
-#define WALK_FNS(NAME, ATTR, MASKS, PXOR, WANT_T, WANT_PREP, LA, STEP)                   \
-    WALK_FN(NAME, ATTR, MASKS, PXOR, WANT_T, WANT_PREP, 0, LA, STEP)                    \
-    WALK_FN(NAME, ATTR, MASKS, PXOR, WANT_T, WANT_PREP, 1, LA, STEP)                    \
-    WALK_FN(NAME, ATTR, MASKS, PXOR, WANT_T, WANT_PREP, 2, LA, STEP)                    \
-    WALK_FN(NAME, ATTR, MASKS, PXOR, WANT_T, WANT_PREP, 4, LA, STEP)                    \
+#define WALK_FNS(NAME, ATTR, MASKS, PXOR, WANT_T, WANT_PREP, LA)                         \
+    WALK_FN(NAME, ATTR, MASKS, PXOR, WANT_T, WANT_PREP, 0, LA)                          \
+    WALK_FN(NAME, ATTR, MASKS, PXOR, WANT_T, WANT_PREP, 1, LA)                          \
+    WALK_FN(NAME, ATTR, MASKS, PXOR, WANT_T, WANT_PREP, 2, LA)                          \
+    WALK_FN(NAME, ATTR, MASKS, PXOR, WANT_T, WANT_PREP, 4, LA)                          \
     static const sk_next_fn NAME[4] = {NAME##_0, NAME##_1, NAME##_2, NAME##_4};
 
 typedef const uint8_t *(*sk_next_fn)(sk_cursor *c, const sk_firsts *f);
 
-WALK_FNS(next_portable, , masks_portable, bk_prefix_xor_portable, sk_firsts, want_copy, 0,
-         WALK_STEP)
+WALK_FNS(next_portable, , masks_portable, bk_prefix_xor_portable, sk_firsts, want_copy, 0)
 
 #if BK_X86
 
@@ -297,6 +281,7 @@ __attribute__((target("sse2"))) static inline void masks_sse2(const uint8_t *s, 
     m->ob = EQ4(OPEN);
     m->cb = EQ4(CLOSE);
     m->f = 0;
+    m->quiet = false;
     if (nf != 0) {
 #define FIRST(x)                                                                        \
     _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8((x), _mm_set1_epi8((char)f->b[0])),           \
@@ -314,7 +299,7 @@ __attribute__((target("sse2"))) static inline void masks_sse2(const uint8_t *s, 
 }
 
 WALK_FNS(next_sse2, __attribute__((target("sse2"))), masks_sse2, bk_prefix_xor_portable, sk_firsts,
-         want_copy, 0, WALK_STEP)
+         want_copy, 0)
 
 /* ---- AVX2: two 32-byte lanes */
 
@@ -334,22 +319,29 @@ WALK_FNS(next_sse2, __attribute__((target("sse2"))), masks_sse2, bk_prefix_xor_p
 
 WANT_VECTORS(want_avx2, __attribute__((target("avx2"))), __m256i, _mm256_set1_epi8)
 
+/* The bytes of x that are one of the nf (1, 2 or 4) wanted bytes. */
+__attribute__((target("avx2"))) static inline __m256i want_eq_avx2(__m256i x, const want_avx2 *w,
+                                                                   int nf)
+{
+    __m256i e = _mm256_cmpeq_epi8(x, w->b0);
+    if (nf >= 2)
+        e = _mm256_or_si256(e, _mm256_cmpeq_epi8(x, w->b1));
+    if (nf >= 4)
+        e = _mm256_or_si256(e, _mm256_or_si256(_mm256_cmpeq_epi8(x, w->b2),
+                                               _mm256_cmpeq_epi8(x, w->b3)));
+    return e;
+}
+
 /* A block's masks, two 32-byte halves each. A whole block with the byte
  * after it (n == 65: the walk's LA is 1) may be quiet (sk_masks), told
  * apart in the vectors before its masks are made: no backslash in it, and
  * no quote followed by a wanted byte, or by a backslash after its last
  * byte (a second pair of loads, one byte on); bs and f are made only for
  * the others. The last block of a walk (n <= 64) makes them all, from a
- * copy padded with spaces when it is short. Measured (this code on an
- * AVX-512 machine with JS_SIMD=avx2, a driver judging the bench's
- * messages, the fastest of ten runs taken in turns with the five masks in
- * every block, two sessions): seeking the detail late 280-306 against
- * 349-429 ns, the optics late 363-376 against 449-479, the first layout
- * 88-99 against 89-98; in triage-bench triage (three runs in turns) late
- * 371-381 against 439-448, first 89-90 against 85 (small objects pay for
- * the test). At AVX-512 the same test, in 256-bit vectors beside the
- * 64-byte masks, was no better there: late 324-330 against 330-340, first
- * 85-86 against 80. */
+ * copy padded with spaces when it is short. What it is worth, in
+ * `JS_SIMD=avx2 triage-bench triage` on an AVX-512 machine: the late layout
+ * 371-381 ns against 439-448 with the five masks in every block, the first
+ * 89-90 against 85 (small objects pay for the test); README has the rest. */
 __attribute__((target("avx2"))) static inline void masks_avx2(const uint8_t *s, size_t n, int nf,
                                                               const want_avx2 *w, sk_masks *m)
 {
@@ -378,50 +370,23 @@ __attribute__((target("avx2"))) static inline void masks_avx2(const uint8_t *s, 
              * backslash */
             __m256i a1 = _mm256_loadu_si256((const __m256i *)(const void *)(s + 1));
             __m256i b1 = _mm256_loadu_si256((const __m256i *)(const void *)(s + 33));
-            __m256i na = _mm256_cmpeq_epi8(a1, w->b0);
-            __m256i nb = _mm256_or_si256(_mm256_cmpeq_epi8(b1, w->b0), _mm256_cmpeq_epi8(b1, bsl));
-            if (nf >= 2) {
-                na = _mm256_or_si256(na, _mm256_cmpeq_epi8(a1, w->b1));
-                nb = _mm256_or_si256(nb, _mm256_cmpeq_epi8(b1, w->b1));
-            }
-            if (nf >= 4) {
-                na = _mm256_or_si256(na, _mm256_or_si256(_mm256_cmpeq_epi8(a1, w->b2),
-                                                         _mm256_cmpeq_epi8(a1, w->b3)));
-                nb = _mm256_or_si256(nb, _mm256_or_si256(_mm256_cmpeq_epi8(b1, w->b2),
-                                                         _mm256_cmpeq_epi8(b1, w->b3)));
-            }
+            __m256i na = want_eq_avx2(a1, w, nf);
+            __m256i nb = _mm256_or_si256(want_eq_avx2(b1, w, nf), _mm256_cmpeq_epi8(b1, bsl));
             loud = _mm256_or_si256(loud, _mm256_or_si256(_mm256_and_si256(qa, na),
                                                          _mm256_and_si256(qb, nb)));
         }
         if (_mm256_testz_si256(loud, loud)) {
-            /* bs and f 0: what they are where they count (a block after an
-             * escape reads them) */
             m->quiet = true;
-            m->bs = 0;
-            m->f = 0;
+            m->bs = 0; /* what it is (a block after an escape reads it) */
             return;
         }
     }
     m->bs = bk_mask32x2(ba, bb);
-    m->f = 0;
-#define FIRST1(x) _mm256_cmpeq_epi8((x), w->b0)
-#define FIRST2(x) _mm256_or_si256(FIRST1(x), _mm256_cmpeq_epi8((x), w->b1))
-#define FIRST4(x)                                                                       \
-    _mm256_or_si256(FIRST2(x), _mm256_or_si256(_mm256_cmpeq_epi8((x), w->b2),            \
-                                               _mm256_cmpeq_epi8((x), w->b3)))
-    if (nf == 1)
-        m->f = bk_mask32x2(FIRST1(a), FIRST1(b));
-    else if (nf == 2)
-        m->f = bk_mask32x2(FIRST2(a), FIRST2(b));
-    else if (nf == 4)
-        m->f = bk_mask32x2(FIRST4(a), FIRST4(b));
-#undef FIRST1
-#undef FIRST2
-#undef FIRST4
+    m->f = nf != 0 ? bk_mask32x2(want_eq_avx2(a, w, nf), want_eq_avx2(b, w, nf)) : 0;
 }
 
 WALK_FNS(next_avx2, __attribute__((target("avx2,pclmul,bmi,bmi2,popcnt"))), masks_avx2,
-         bk_prefix_xor_clmul, want_avx2, want_avx2_prep, 1, WALK_STEP_QUIET)
+         bk_prefix_xor_clmul, want_avx2, want_avx2_prep, 1)
 
 /* ---- AVX-512BW: one 64-byte lane, tails by masked load */
 
@@ -438,6 +403,7 @@ masks_avx512(const uint8_t *s, size_t n, int nf, const want_avx512 *w, sk_masks 
     m->ob = _mm512_cmpeq_epi8_mask(lo, _mm512_set1_epi8('{'));
     m->cb = _mm512_cmpeq_epi8_mask(lo, _mm512_set1_epi8('}'));
     m->f = 0;
+    m->quiet = false;
     /* compares into masks all queue on one port: only the ones needed */
     if (nf >= 1)
         m->f = _mm512_cmpeq_epi8_mask(v, w->b0);
@@ -448,7 +414,7 @@ masks_avx512(const uint8_t *s, size_t n, int nf, const want_avx512 *w, sk_masks 
 }
 
 WALK_FNS(next_avx512, __attribute__((target("avx512f,avx512bw,pclmul,bmi,bmi2,popcnt"))),
-         masks_avx512, bk_prefix_xor_clmul, want_avx512, want_avx512_prep, 0, WALK_STEP)
+         masks_avx512, bk_prefix_xor_clmul, want_avx512, want_avx512_prep, 0)
 
 #endif /* BK_X86 */
 
