@@ -62,11 +62,10 @@ bool pp_set_verify(pp_pipe *pp, vf_level level)
 
 bool pp_set_encoding(pp_pipe *pp, gz_encoding e)
 {
-    if (e == GZ_IDENTITY || pp->enc == e)
+    if (e == GZ_IDENTITY)
         return true;
-    if (pp->enc != GZ_IDENTITY)
-        return false;
-    if (pp->reader != RD_NONE) {
+    /* one inflater reads both formats: made the first time only */
+    if (pp->enc == GZ_IDENTITY && pp->reader != RD_NONE) {
         if (!gz_inflater_init(&pp->gz, 0))
             return false;
         pp->tally.allocations += pp->gz.allocs;

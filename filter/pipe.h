@@ -88,8 +88,7 @@ bool pp_set_verify(pp_pipe *pp, vf_level level) __attribute__((warn_unused_resul
 
 /* Accept compressed frames in encoding e (grpc-encoding gzip or deflate;
  * identity changes nothing): the splitter allows flag 1, and the inflater
- * is created once (its allocations are counted). false when out of memory
- * or when another encoding was set before. */
+ * is created once (its allocations are counted). false when out of memory. */
 bool pp_set_encoding(pp_pipe *pp, gz_encoding e) __attribute__((warn_unused_result));
 
 typedef enum { PP_OK, PP_BAD_STREAM, PP_FLUSH_FAILED } pp_status;
