@@ -85,7 +85,7 @@ DEMO_SRC := $(sort $(wildcard demo/*.c))
 # The suites of the runtime alone (no generated header, no demo name), and
 # the generic suites (MODEL_TESTS, below): with a schema other than the
 # demo's, these are the unit suites.
-RUNTIME_TESTS := test_frames test_h2proxy test_json test_net test_ringbuf test_tally
+RUNTIME_TESTS := test_frames test_h2proxy test_json test_net test_ringbuf test_skip test_tally
 MODEL_TEST_NAMES := test_model test_level test_rules_model
 TEST_SRC := $(if $(DEMO_MODEL),$(sort $(wildcard tests/unit/test_*.c)),$(patsubst %,tests/unit/%.c,\
               $(RUNTIME_TESTS) $(MODEL_TEST_NAMES)))

@@ -109,6 +109,9 @@ bool lv_plan_add(lv_plan *pl, int i)
     for (int k = 0; k < 4; k++)
         pl->firsts.b[k] = fb[k < nf ? k : nf - 1];
     pl->firsts.n = (uint8_t)nf;
+    /* the walk may pass over what is none of them (skip.h): plans are the
+     * root's, the object of most members a filter walks */
+    sk_want_keys(&pl->firsts, pl->key, pl->nkeys);
     pl->level_key = m->level_key;
     pl->optic[pl->n] = i;
     pl->keys_of[pl->n] = keys;

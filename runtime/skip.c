@@ -45,7 +45,7 @@ typedef struct {
 
 static inline void want_copy(const sk_firsts *f, int nf, sk_firsts *w)
 {
-    *w = nf != 0 ? *f : (sk_firsts){{0, 0, 0, 0}, 0};
+    *w = nf != 0 ? *f : (sk_firsts){{0, 0, 0, 0}, 0, 0, {0}, {{0}}};
 }
 
 static inline void masks_portable(const uint8_t *s, size_t n, int nf, const sk_firsts *f,
@@ -75,69 +75,94 @@ static inline void masks_portable(const uint8_t *s, size_t n, int nf, const sk_f
  * at depth 1 was found (*at its bit index), 2 when the walked object closed
  * (*at the closer's bit index), 3 when nesting passed the limit. Depths come
  * from popcounts of the brackets below a bit, so the usual block costs no
- * unpredictable branch per bracket. */
-static inline __attribute__((always_inline)) int walk_block(uint64_t ob, uint64_t cb, uint64_t cand, int *depth, int *at)
-{
-    int d = *depth, opens = __builtin_popcountll(ob), closes = __builtin_popcountll(cb);
-    /* the usual block first: no candidate, no closer that could end the
-     * object, the nesting in bounds (what the general path below would
-     * conclude, without its loops) */
-    if (__builtin_expect(cand == 0 && closes < d && d + opens <= JS_MAX_DEPTH, 1)) {
-        *depth = d + opens - closes;
-        return 0;
-    }
-    if (d + opens > JS_MAX_DEPTH) {
-        /* rare: walk bit by bit to see whether the limit is really passed */
-        for (uint64_t w = ob | cb | cand; w != 0; w &= w - 1) {
-            uint64_t bit = w & (0 - w);
-            if (ob & bit) {
-                if (++d > JS_MAX_DEPTH)
-                    return 3;
-            } else if (cb & bit) {
-                if (--d == 0) {
-                    *at = __builtin_ctzll(bit);
-                    return 2;
-                }
-            } else if (d == 1) {
-                *at = __builtin_ctzll(bit);
-                return 1;
-            }
-        }
-        *depth = d;
-        return 0;
-    }
-    uint64_t zero = 0; /* the closer that ends the walked object, if in this block */
-    if (closes >= d) {
-        int k = 0;
-        for (uint64_t w = cb; w != 0; w &= w - 1) {
-            uint64_t bit = w & (0 - w);
-            if (d + __builtin_popcountll(ob & (bit - 1)) - ++k == 0) {
-                zero = bit;
-                break;
-            }
-        }
-    }
-    for (uint64_t w = zero ? cand & (zero - 1) : cand; w != 0; w &= w - 1) {
-        uint64_t below = (w & (0 - w)) - 1;
-        if (d + __builtin_popcountll(ob & below) - __builtin_popcountll(cb & below) == 1) {
-            *at = __builtin_ctzll(w);
-            return 1;
-        }
-    }
-    if (zero) {
-        *at = __builtin_ctzll(zero);
-        return 2;
-    }
-    *depth = d + opens - closes;
-    return 0;
+ * unpredictable branch per bracket.
+ *
+ * Two of them: walk_block, and walk_block_keys for a walk given the keys
+ * (sk_firsts.key), which passes over a candidate at depth 1 that can be
+ * none of them (sk_not_a_key; fewer than 16 bytes from the end, every
+ * candidate stops). Written once, as WALK_BLOCK: PASSES(i) says whether
+ * the candidate at bit i is passed over. Only the AVX-512 walk is given
+ * the keys: the others measured no faster with them, and AVX2's slower
+ * (its loop's registers spill). */
+#define WALK_BLOCK(NAME, PARAMS, PASSES)                                                    \
+static inline __attribute__((always_inline)) int NAME(uint64_t ob, uint64_t cb,             \
+                                                     uint64_t cand, int *depth,             \
+                                                     int *at PARAMS)                        \
+{                                                                                           \
+    int d = *depth, opens = __builtin_popcountll(ob), closes = __builtin_popcountll(cb);    \
+    /* the usual block first: no candidate, no closer that could end the                    \
+     * object, the nesting in bounds (what the general path below would                     \
+     * conclude, without its loops) */                                                      \
+    if (__builtin_expect(cand == 0 && closes < d && d + opens <= JS_MAX_DEPTH, 1)) {        \
+        *depth = d + opens - closes;                                                        \
+        return 0;                                                                           \
+    }                                                                                       \
+    if (d + opens > JS_MAX_DEPTH) {                                                         \
+        /* rare: walk bit by bit to see whether the limit is really passed */               \
+        for (uint64_t w = ob | cb | cand; w != 0; w &= w - 1) {                             \
+            uint64_t bit = w & (0 - w);                                                     \
+            if (ob & bit) {                                                                 \
+                if (++d > JS_MAX_DEPTH)                                                     \
+                    return 3;                                                               \
+            } else if (cb & bit) {                                                          \
+                if (--d == 0) {                                                             \
+                    *at = __builtin_ctzll(bit);                                             \
+                    return 2;                                                               \
+                }                                                                           \
+            } else if (d == 1 && !PASSES(__builtin_ctzll(bit))) {                           \
+                *at = __builtin_ctzll(bit);                                                 \
+                return 1;                                                                   \
+            }                                                                               \
+        }                                                                                   \
+        *depth = d;                                                                         \
+        return 0;                                                                           \
+    }                                                                                       \
+    uint64_t zero = 0; /* the closer that ends the walked object, if in this block */       \
+    if (closes >= d) {                                                                      \
+        int k = 0;                                                                          \
+        for (uint64_t w = cb; w != 0; w &= w - 1) {                                         \
+            uint64_t bit = w & (0 - w);                                                     \
+            if (d + __builtin_popcountll(ob & (bit - 1)) - ++k == 0) {                      \
+                zero = bit;                                                                 \
+                break;                                                                      \
+            }                                                                               \
+        }                                                                                   \
+    }                                                                                       \
+    for (uint64_t w = zero ? cand & (zero - 1) : cand; w != 0; w &= w - 1) {                \
+        uint64_t below = (w & (0 - w)) - 1;                                                 \
+        if (d + __builtin_popcountll(ob & below) - __builtin_popcountll(cb & below) == 1 && \
+            !PASSES(__builtin_ctzll(w))) {                                                  \
+            *at = __builtin_ctzll(w);                                                       \
+            return 1;                                                                       \
+        }                                                                                   \
+    }                                                                                       \
+    if (zero) {                                                                             \
+        *at = __builtin_ctzll(zero);                                                        \
+        return 2;                                                                           \
+    }                                                                                       \
+    *depth = d + opens - closes;                                                            \
+    return 0;                                                                               \
 }
 
-/* Ends a block's walk: 1 returns the candidate (keeping the block's masks
- * in the cursor), 2 the closed object, 3 a walk too deep; 0 goes on. */
-static inline __attribute__((always_inline)) int walk_end(sk_cursor *c, const uint8_t *s, size_t n, uint64_t ob, uint64_t cb,
-                           uint64_t cand, uint64_t in_carry, uint64_t esc_carry, int *depth)
+#define NEVER(i) false
+#define KEY_PARAMS , const uint8_t *s, const uint8_t *end, const sk_firsts *f
+/* walk_block_keys's PASSES (an inline function: spelled as a macro
+ * expression, gcc kept the walk's loop state on the stack). */
+static inline __attribute__((always_inline)) bool passed(const uint8_t *s, int i,
+                                                        const uint8_t *end, const sk_firsts *f)
 {
-    int at = 0, r = walk_block(ob, cb, cand, depth, &at);
+    return f->nk != 0 && end - (s + i) >= 16 && sk_not_a_key(s + i, f);
+}
+#define NOT_A_KEY(i) passed(s, i, end, f)
+WALK_BLOCK(walk_block, , NEVER)
+WALK_BLOCK(walk_block_keys, KEY_PARAMS, NOT_A_KEY)
+
+/* A block's outcome r (walk_block's; at its bit): 1 keeps the block's
+ * masks in the cursor for the candidate, 2 notes the closed object. */
+static inline __attribute__((always_inline)) int
+walk_result(sk_cursor *c, const uint8_t *s, size_t n, uint64_t ob, uint64_t cb, uint64_t cand,
+            uint64_t in_carry, uint64_t esc_carry, int r, int at)
+{
     if (r == 1) {
         c->blk = s;
         c->blk_n = n;
@@ -153,11 +178,29 @@ static inline __attribute__((always_inline)) int walk_end(sk_cursor *c, const ui
     return r;
 }
 
+/* Ends a block's walk: 1 returns the candidate (keeping the block's masks
+ * in the cursor), 2 the closed object, 3 a walk too deep; 0 goes on.
+ * walk_end_keys for a walk given the keys (f: the walk's wanted bytes). */
+static inline __attribute__((always_inline)) int walk_end(sk_cursor *c, const uint8_t *s, size_t n, uint64_t ob, uint64_t cb,
+                           uint64_t cand, uint64_t in_carry, uint64_t esc_carry, int *depth)
+{
+    int at = 0, r = walk_block(ob, cb, cand, depth, &at);
+    return walk_result(c, s, n, ob, cb, cand, in_carry, esc_carry, r, at);
+}
+
+static inline __attribute__((always_inline)) int
+walk_end_keys(sk_cursor *c, const uint8_t *s, size_t n, uint64_t ob, uint64_t cb, uint64_t cand,
+              uint64_t in_carry, uint64_t esc_carry, int *depth, const sk_firsts *f)
+{
+    int at = 0, r = walk_block_keys(ob, cb, cand, depth, &at, s, c->end, f);
+    return walk_result(c, s, n, ob, cb, cand, in_carry, esc_carry, r, at);
+}
+
 /* One block of LEN bytes at s (LEN <= 64) in WALK_BODY, N of them readable
  * (LEN, or 65 for a whole block whose next byte a width reads: LA below):
  * its masks, strings and candidates, then walk_end; returns or stops as the
  * walk ends. */
-#define WALK_STEP(MASKS, PXOR, NF, N, LEN)                                              \
+#define WALK_STEP(MASKS, PXOR, NF, N, LEN, KEYS)                                        \
     {                                                                                   \
         size_t n = (LEN);                                                               \
         MASKS(s, (N), NF, &want, &m);                                                   \
@@ -176,7 +219,10 @@ static inline __attribute__((always_inline)) int walk_end(sk_cursor *c, const ui
             /* candidate) */                                                            \
             cand = NF != 0 ? q & in & ((m.f | m.bs) >> 1 | 1ull << 63) : 0;             \
         }                                                                               \
-        r = walk_end(c, s, n, m.ob & ~in, m.cb & ~in, cand, in_carry, esc_carry, &depth); \
+        r = (KEYS) && (NF) != 0 ? walk_end_keys(c, s, n, m.ob & ~in, m.cb & ~in, cand,  \
+                                                in_carry, esc_carry, &depth, f)         \
+                                : walk_end(c, s, n, m.ob & ~in, m.cb & ~in, cand,       \
+                                           in_carry, esc_carry, &depth);                \
         if (r == 1)                                                                     \
             return c->p;                                                                \
         if (r != 0)                                                                     \
@@ -192,7 +238,7 @@ static inline __attribute__((always_inline)) int walk_end(sk_cursor *c, const ui
  * candidate's string (a scanner that saw it is no key goes on from its
  * second byte). Elsewhere the resume point is at depth 1 outside strings
  * by contract. */
-#define WALK_BODY(MASKS, PXOR, WANT_T, WANT_PREP, NF, LA)                              \
+#define WALK_BODY(MASKS, PXOR, WANT_T, WANT_PREP, NF, LA, KEYS)                        \
     const uint8_t *s = c->p, *end = c->end;                                             \
     /* the wanted bytes as the width compares them, made once a call (NF of */         \
     /* them, a constant: 0 when f is NULL) */                                           \
@@ -207,8 +253,11 @@ static inline __attribute__((always_inline)) int walk_end(sk_cursor *c, const ui
         esc_carry = c->esc_carry;                                                       \
         if (c->p < s) {                                                                 \
             uint64_t keep = ~0ull << (c->p - c->blk);                                   \
-            r = walk_end(c, c->blk, c->blk_n, c->ob & keep, c->cb & keep,               \
-                         c->cand & keep, in_carry, esc_carry, &depth);                  \
+            r = (KEYS) && (NF) != 0                                                     \
+                    ? walk_end_keys(c, c->blk, c->blk_n, c->ob & keep, c->cb & keep,    \
+                                    c->cand & keep, in_carry, esc_carry, &depth, f)     \
+                    : walk_end(c, c->blk, c->blk_n, c->ob & keep, c->cb & keep,         \
+                               c->cand & keep, in_carry, esc_carry, &depth);            \
             if (r == 1)                                                                 \
                 return c->p;                                                            \
             if (r != 0)                                                                 \
@@ -221,15 +270,15 @@ static inline __attribute__((always_inline)) int walk_end(sk_cursor *c, const ui
     /* turn (one test of the end for both: measured 15-20% faster than one a */        \
     /* turn) */                                                                         \
     while ((size_t)(end - s) >= 128 + (LA)) {                                           \
-        WALK_STEP(MASKS, PXOR, NF, 64 + (LA), 64)                                       \
-        WALK_STEP(MASKS, PXOR, NF, 64 + (LA), 64)                                       \
+        WALK_STEP(MASKS, PXOR, NF, 64 + (LA), 64, KEYS)                                 \
+        WALK_STEP(MASKS, PXOR, NF, 64 + (LA), 64, KEYS)                                 \
     }                                                                                   \
     if ((size_t)(end - s) >= 64 + (LA)) {                                               \
-        WALK_STEP(MASKS, PXOR, NF, 64 + (LA), 64)                                       \
+        WALK_STEP(MASKS, PXOR, NF, 64 + (LA), 64, KEYS)                                 \
     }                                                                                   \
     if (s < end) {                                                                      \
         size_t tail = (size_t)(end - s);                                                \
-        WALK_STEP(MASKS, PXOR, NF, tail, tail)                                          \
+        WALK_STEP(MASKS, PXOR, NF, tail, tail, KEYS)                                    \
     }                                                                                   \
     c->closed = NULL;                                                                   \
     return NULL;                                                                        \
@@ -239,24 +288,24 @@ static inline __attribute__((always_inline)) int walk_end(sk_cursor *c, const ui
     return NULL;
 
 /* One instance of the walk: NAME_NF, for NF wanted bytes. */
-#define WALK_FN(NAME, ATTR, MASKS, PXOR, WANT_T, WANT_PREP, NF, LA)                      \
+#define WALK_FN(NAME, ATTR, MASKS, PXOR, WANT_T, WANT_PREP, NF, LA, KEYS)                      \
     ATTR static const uint8_t *NAME##_##NF(sk_cursor *c, const sk_firsts *f)             \
     {                                                                                   \
-        WALK_BODY(MASKS, PXOR, WANT_T, WANT_PREP, NF, LA)                               \
+        WALK_BODY(MASKS, PXOR, WANT_T, WANT_PREP, NF, LA, KEYS)                         \
     }
 
 /* The walk's four instances for a width: NAME_0 (no wanted bytes: f is
  * NULL), NAME_1, NAME_2 and NAME_4, and their table. */
-#define WALK_FNS(NAME, ATTR, MASKS, PXOR, WANT_T, WANT_PREP, LA)                         \
-    WALK_FN(NAME, ATTR, MASKS, PXOR, WANT_T, WANT_PREP, 0, LA)                          \
-    WALK_FN(NAME, ATTR, MASKS, PXOR, WANT_T, WANT_PREP, 1, LA)                          \
-    WALK_FN(NAME, ATTR, MASKS, PXOR, WANT_T, WANT_PREP, 2, LA)                          \
-    WALK_FN(NAME, ATTR, MASKS, PXOR, WANT_T, WANT_PREP, 4, LA)                          \
+#define WALK_FNS(NAME, ATTR, MASKS, PXOR, WANT_T, WANT_PREP, LA, KEYS)                         \
+    WALK_FN(NAME, ATTR, MASKS, PXOR, WANT_T, WANT_PREP, 0, LA, KEYS)                          \
+    WALK_FN(NAME, ATTR, MASKS, PXOR, WANT_T, WANT_PREP, 1, LA, KEYS)                          \
+    WALK_FN(NAME, ATTR, MASKS, PXOR, WANT_T, WANT_PREP, 2, LA, KEYS)                          \
+    WALK_FN(NAME, ATTR, MASKS, PXOR, WANT_T, WANT_PREP, 4, LA, KEYS)                          \
     static const sk_next_fn NAME[4] = {NAME##_0, NAME##_1, NAME##_2, NAME##_4};
 
 typedef const uint8_t *(*sk_next_fn)(sk_cursor *c, const sk_firsts *f);
 
-WALK_FNS(next_portable, , masks_portable, bk_prefix_xor_portable, sk_firsts, want_copy, 0)
+WALK_FNS(next_portable, , masks_portable, bk_prefix_xor_portable, sk_firsts, want_copy, 0, 0)
 
 #if BK_X86
 
@@ -299,7 +348,7 @@ __attribute__((target("sse2"))) static inline void masks_sse2(const uint8_t *s, 
 }
 
 WALK_FNS(next_sse2, __attribute__((target("sse2"))), masks_sse2, bk_prefix_xor_portable, sk_firsts,
-         want_copy, 0)
+         want_copy, 0, 0)
 
 /* ---- AVX2: two 32-byte lanes */
 
@@ -386,7 +435,7 @@ __attribute__((target("avx2"))) static inline void masks_avx2(const uint8_t *s, 
 }
 
 WALK_FNS(next_avx2, __attribute__((target("avx2,pclmul,bmi,bmi2,popcnt"))), masks_avx2,
-         bk_prefix_xor_clmul, want_avx2, want_avx2_prep, 1)
+         bk_prefix_xor_clmul, want_avx2, want_avx2_prep, 1, 0)
 
 /* ---- AVX-512BW: one 64-byte lane, tails by masked load */
 
@@ -414,7 +463,7 @@ masks_avx512(const uint8_t *s, size_t n, int nf, const want_avx512 *w, sk_masks 
 }
 
 WALK_FNS(next_avx512, __attribute__((target("avx512f,avx512bw,pclmul,bmi,bmi2,popcnt"))),
-         masks_avx512, bk_prefix_xor_clmul, want_avx512, want_avx512_prep, 0)
+         masks_avx512, bk_prefix_xor_clmul, want_avx512, want_avx512_prep, 0, 1)
 
 #endif /* BK_X86 */
 
@@ -480,6 +529,32 @@ const uint8_t *sk_next_walk(sk_cursor *c, const sk_firsts *f)
             c->p = e;
     }
     return next_impl(c, f);
+}
+
+void sk_want_keys(sk_firsts *f, const js_str *keys, int n)
+{
+    f->nk = 0;
+    if (n > SK_KEYS)
+        return;
+    for (int k = 0; k < n; k++)
+        for (size_t i = 0; i < keys[k].n; i++) {
+            uint8_t b = (uint8_t)keys[k].p[i];
+            if (b < 0x20 || b == '"' || b == '\\')
+                return;
+        }
+    for (int k = 0; k < n; k++) {
+        char *w = f->key[k];
+        /* '"', the key, '"'; or '"' and the key's first SK_KEY_BYTES - 1 */
+        bool whole = keys[k].n <= SK_KEY_BYTES - 2;
+        size_t m = whole ? keys[k].n : SK_KEY_BYTES - 1;
+        memset(w, 0, sizeof f->key[k]);
+        w[0] = '"';
+        memcpy(w + 1, keys[k].p, m);
+        if (whole)
+            w[1 + m++] = '"';
+        f->klen[k] = (uint8_t)(1 + m);
+    }
+    f->nk = (uint8_t)n;
 }
 
 const uint8_t *sk_container_end(const uint8_t *open, const uint8_t *end)

@@ -46,12 +46,55 @@ typedef struct {
     const uint8_t *first;
 } sk_cursor;
 
+/* The most keys a walk compares in line (sk_firsts.key), and the bytes of
+ * each it compares: its opening quote, then up to 14 bytes of the key and
+ * its closing quote. */
+#define SK_KEYS 4
+#define SK_KEY_BYTES 15
+
 /* Up to four wanted first bytes: n of them in b (the rest repeat the last,
- * so a width may compare all four without branching). */
+ * so a width may compare all four without branching).
+ *
+ * Optionally the wanted keys themselves (nk of them, 0: not given), each
+ * as compact JSON spells it from its opening quote (key[k], klen[k] bytes:
+ * '"', the key, '"', cut at SK_KEY_BYTES). The AVX-512 walk then passes
+ * over a candidate string that cannot be any of them without stopping (the
+ * other widths measured no faster so, and stop at each): one whose
+ * bytes differ from each key's before any backslash (so its unescaped
+ * text differs too). Every other candidate stops the walk as without
+ * them: one that may be a key written with escapes, or a key's prefix, a
+ * wanted key, or a string too near the end to compare. Keys with a byte
+ * that JSON writes escaped (a quote, a backslash, a control byte) must not
+ * be given: their compact spelling differs from their bytes. */
 typedef struct {
     uint8_t b[4];
     uint8_t n;
+    uint8_t nk;
+    uint8_t klen[SK_KEYS];
+    char key[SK_KEYS][SK_KEY_BYTES + 1];
 } sk_firsts;
+
+/* Gives f the n keys (as sk_firsts.key: when n <= SK_KEYS and none has a
+ * byte JSON writes escaped; else f gets none, and every candidate stops). */
+void sk_want_keys(sk_firsts *f, const js_str *keys, int n);
+
+/* Whether the string at p (a '"', end - p >= 16) cannot be any of f's nk
+ * keys (nk > 0): for each key, its bytes differ from the key's
+ * spelling at some place before any backslash. */
+static inline bool sk_not_a_key(const uint8_t *p, const sk_firsts *f)
+{
+    for (int k = 0; k < f->nk; k++) {
+        const uint8_t *w = (const uint8_t *)f->key[k];
+        int i = 1;
+        while (i < f->klen[k] && p[i] == w[i])
+            i++;
+        /* equal as far as compared, or a backslash where they first
+         * differ (there is none before: the key has none) */
+        if (i == f->klen[k] || p[i] == '\\')
+            return false;
+    }
+    return true;
+}
 
 /* Chooses the block code to match js_init's choice; idempotent. The first
  * walk calls it when nobody has. */

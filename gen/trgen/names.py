@@ -115,8 +115,14 @@ def c_field_const(record: str, fld: str) -> str:
 
 def c_string_literal(s: str) -> str:
     """A C string literal for an ASCII-or-UTF-8 schema name."""
+    return c_bytes_literal(s.encode("utf-8"))
+
+
+def c_bytes_literal(bs: bytes) -> str:
+    """A C string literal of these bytes (octal escapes beyond printable
+    ASCII)."""
     out = []
-    for b in s.encode("utf-8"):
+    for b in bs:
         ch = chr(b)
         if ch in '"\\?':  # '?' too: "??=" would be a trigraph under -std=c11
             out.append("\\" + ch)
