@@ -3,7 +3,9 @@
  * One walk (WALK_BODY below) is instantiated per width, four times: for 0,
  * 1, 2 or 4 wanted first bytes (WALK_FNS); only the function turning 64
  * bytes into bit masks differs between widths (AVX2's also tells quiet
- * blocks apart: sk_masks.quiet). How the end of input is met, in one place: the
+ * blocks apart: sk_masks.quiet), and the AVX-512 walk (KEYS 1) tests its
+ * candidates against the keys when the caller gives them (sk_firsts.key,
+ * walk_block_keys). How the end of input is met, in one place: the
  * walk's loop takes whole blocks of 64 bytes while 64 + LA remain (LA 1 for
  * AVX2, which also reads the byte after a block; 0 for the others), the
  * masks code inlined with n == 64 + LA, testing nothing, and then the tail
@@ -288,19 +290,20 @@ walk_end_keys(sk_cursor *c, const uint8_t *s, size_t n, uint64_t ob, uint64_t cb
     return NULL;
 
 /* One instance of the walk: NAME_NF, for NF wanted bytes. */
-#define WALK_FN(NAME, ATTR, MASKS, PXOR, WANT_T, WANT_PREP, NF, LA, KEYS)                      \
+#define WALK_FN(NAME, ATTR, MASKS, PXOR, WANT_T, WANT_PREP, NF, LA, KEYS)               \
     ATTR static const uint8_t *NAME##_##NF(sk_cursor *c, const sk_firsts *f)             \
     {                                                                                   \
         WALK_BODY(MASKS, PXOR, WANT_T, WANT_PREP, NF, LA, KEYS)                         \
     }
 
 /* The walk's four instances for a width: NAME_0 (no wanted bytes: f is
- * NULL), NAME_1, NAME_2 and NAME_4, and their table. */
-#define WALK_FNS(NAME, ATTR, MASKS, PXOR, WANT_T, WANT_PREP, LA, KEYS)                         \
-    WALK_FN(NAME, ATTR, MASKS, PXOR, WANT_T, WANT_PREP, 0, LA, KEYS)                          \
-    WALK_FN(NAME, ATTR, MASKS, PXOR, WANT_T, WANT_PREP, 1, LA, KEYS)                          \
-    WALK_FN(NAME, ATTR, MASKS, PXOR, WANT_T, WANT_PREP, 2, LA, KEYS)                          \
-    WALK_FN(NAME, ATTR, MASKS, PXOR, WANT_T, WANT_PREP, 4, LA, KEYS)                          \
+ * NULL), NAME_1, NAME_2 and NAME_4, and their table; KEYS 1: the ones with
+ * wanted bytes pass over candidates that are none of f's keys. */
+#define WALK_FNS(NAME, ATTR, MASKS, PXOR, WANT_T, WANT_PREP, LA, KEYS)                  \
+    WALK_FN(NAME, ATTR, MASKS, PXOR, WANT_T, WANT_PREP, 0, LA, KEYS)                    \
+    WALK_FN(NAME, ATTR, MASKS, PXOR, WANT_T, WANT_PREP, 1, LA, KEYS)                    \
+    WALK_FN(NAME, ATTR, MASKS, PXOR, WANT_T, WANT_PREP, 2, LA, KEYS)                    \
+    WALK_FN(NAME, ATTR, MASKS, PXOR, WANT_T, WANT_PREP, 4, LA, KEYS)                    \
     static const sk_next_fn NAME[4] = {NAME##_0, NAME##_1, NAME##_2, NAME##_4};
 
 typedef const uint8_t *(*sk_next_fn)(sk_cursor *c, const sk_firsts *f);
