@@ -247,7 +247,7 @@ walk_end_keys(sk_cursor *c, const uint8_t *s, size_t n, uint64_t ob, uint64_t cb
     WANT_T want;                                                                        \
     WANT_PREP(f, NF, &want);                                                            \
     int depth = 1, r;                                                                   \
-    uint64_t in_carry = 0, esc_carry = 0;                                               \
+    uint64_t in_carry = c->in_first ? ~0ull : 0, esc_carry = 0;                         \
     sk_masks m;                                                                         \
     if (c->blk != NULL && c->p >= c->blk && c->p <= c->blk + c->blk_n) {                \
         s = c->blk + c->blk_n;                                                          \
@@ -519,17 +519,18 @@ const char *sk_impl_name(void) { return impl_name; }
 const uint8_t *sk_next_walk(sk_cursor *c, const sk_firsts *f)
 {
     if (c->first != NULL) {
-        /* resumed inside the first key's string or after it: the blocks
-         * start outside it (they start outside any string) */
-        int n = js_short_plain_(c->first, c->end); /* a short plain key: no call */
-        const uint8_t *e = n >= 0 ? c->first + n + 2 : sk_string_end(c->first, c->end);
+        /* resumed after the first member's key, or at its second byte: the
+         * blocks then start inside its string (cheaper than finding its end
+         * first: 2-3 ns a scanner that met a candidate there) */
+        const uint8_t *first = c->first;
         c->first = NULL;
-        if (e == NULL) {
-            c->closed = NULL;
-            return NULL;
+        if (c->p <= first + 1) {
+            c->p = first + 1;
+            c->in_first = true;
+            const uint8_t *k = next_impl(c, f);
+            c->in_first = false;
+            return k;
         }
-        if (c->p < e)
-            c->p = e;
     }
     return next_impl(c, f);
 }

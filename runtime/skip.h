@@ -41,8 +41,10 @@ typedef struct {
     size_t blk_n;
     uint64_t ob, cb, cand, in_carry, esc_carry;
     /* The object's first member is looked at before any block (sk_next):
-     * fresh is set until then; first is the candidate it gave, if any. */
-    bool fresh;
+     * fresh is set until then; first is the candidate it gave, if any.
+     * in_first: the walk starts inside that candidate's string (resumed at
+     * its second byte). */
+    bool fresh, in_first;
     const uint8_t *first;
 } sk_cursor;
 
@@ -109,12 +111,15 @@ static inline void sk_begin(sk_cursor *c, const uint8_t *open, const uint8_t *en
     c->closed = NULL;
     c->blk = NULL;
     c->fresh = true;
+    c->in_first = false;
     c->first = NULL;
 }
 
 /* Continue from p, which must be at depth 1 outside any string (just after
  * a key's ':', or after a string at depth 1), or inside the string of the
- * last candidate (from its second byte on: the walk knows that block). */
+ * last candidate: from its second byte on (the walk knows that block), or,
+ * for the object's first member (looked at before any block), at its
+ * second byte. */
 static inline void sk_resume(sk_cursor *c, const uint8_t *p) { c->p = p; }
 
 /* sk_next past the first member: the blocks (out of line; sk_next's look at
