@@ -106,6 +106,10 @@ const uint8_t *js_string(js_ctx *c, const uint8_t *p, const uint8_t *end, js_str
  * the raw bytes between the quotes are [p+1, ret-1). */
 const uint8_t *js_string_raw(js_ctx *c, const uint8_t *p, const uint8_t *end, bool *escaped);
 
+/* Whether a string's byte b must be written escaped in JSON: a quote, a
+ * backslash, a control byte (the others may stand as they are). */
+static inline bool js_escaped_byte(uint8_t b) { return b == '"' || b == '\\' || b < 0x20; }
+
 /* The common case inline: a string of at most 31 bytes with nothing to
  * escape or validate (ASCII, no backslash, no control byte), found with one
  * or two 16-byte compares; anything else goes to js_string / js_string_raw. */

@@ -27,8 +27,6 @@ int lv_plan_find(const lv_plan *pl, int i)
     return -1;
 }
 
-static bool needs_escape(uint8_t b) { return b == '"' || b == '\\' || b < 0x20; }
-
 /* The first byte a key's string starts with: the closing quote for "". */
 static uint8_t first_byte(js_str k) { return k.n > 0 ? (uint8_t)k.p[0] : '"'; }
 
@@ -43,7 +41,7 @@ static int key_index(lv_plan *pl, int l, js_str k)
     int i = pl->nkeys++;
     pl->key[i] = k;
     size_t at = 0;
-    while (at < k.n && !needs_escape((uint8_t)k.p[at]))
+    while (at < k.n && !js_escaped_byte((uint8_t)k.p[at]))
         at++;
     pl->plain[i] = (uint8_t)(at < 255 ? at : 255);
     pl->lmap[l] = (uint8_t)(i + 1);

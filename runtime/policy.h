@@ -49,10 +49,7 @@ bool po_compiled(po_policy *p, const ru_compiled *c);
  * (op_schema.kind), or -1 when it misses or the schema has none. */
 static inline int po_kind(const po_policy *p, ru_subject *subj)
 {
-    int k = p->schema->kind;
-    if (ru_subject_read(subj, k)) /* the rules most often read it: no call */
-        return subj->slot[k].hit ? subj->slot[k].val.e : -1;
-    const op_value *v = ru_value(subj, k);
+    const op_value *v = ru_value(subj, p->schema->kind);
     return v != NULL ? v->e : -1;
 }
 

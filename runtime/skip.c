@@ -85,7 +85,9 @@ static inline void masks_portable(const uint8_t *s, size_t n, int nf, const sk_f
  * candidate stops). Written once, as WALK_BLOCK: PASSES(i) says whether
  * the candidate at bit i is passed over. Only the AVX-512 walk is given
  * the keys: the others measured no faster with them, and AVX2's slower
- * (its loop's registers spill). */
+ * (its loop's registers spill). A macro, not one function with a constant flag
+ * and the keys' parameters: that made gcc spill the AVX2 loop's state too
+ * (next_avx2_1 1289 against 1263 instructions, 149 stack accesses against 123). */
 #define WALK_BLOCK(NAME, PARAMS, PASSES)                                                    \
 static inline __attribute__((always_inline)) int NAME(uint64_t ob, uint64_t cb,             \
                                                      uint64_t cand, int *depth,             \
@@ -159,12 +161,15 @@ static inline __attribute__((always_inline)) bool passed(const uint8_t *s, int i
 WALK_BLOCK(walk_block, , NEVER)
 WALK_BLOCK(walk_block_keys, KEY_PARAMS, NOT_A_KEY)
 
-/* A block's outcome r (walk_block's; at its bit): 1 keeps the block's
- * masks in the cursor for the candidate, 2 notes the closed object. */
+/* Ends a block's walk: 1 returns the candidate (keeping the block's masks
+ * in the cursor), 2 the closed object, 3 a walk too deep; 0 goes on. KEYS
+ * (a constant): the walk is given f's keys (walk_block_keys). */
 static inline __attribute__((always_inline)) int
-walk_result(sk_cursor *c, const uint8_t *s, size_t n, uint64_t ob, uint64_t cb, uint64_t cand,
-            uint64_t in_carry, uint64_t esc_carry, int r, int at)
+walk_end(sk_cursor *c, const uint8_t *s, size_t n, uint64_t ob, uint64_t cb, uint64_t cand,
+         uint64_t in_carry, uint64_t esc_carry, int *depth, bool keys, const sk_firsts *f)
 {
+    int at = 0, r = keys ? walk_block_keys(ob, cb, cand, depth, &at, s, c->end, f)
+                         : walk_block(ob, cb, cand, depth, &at);
     if (r == 1) {
         c->blk = s;
         c->blk_n = n;
@@ -178,24 +183,6 @@ walk_result(sk_cursor *c, const uint8_t *s, size_t n, uint64_t ob, uint64_t cb, 
         c->closed = s + at + 1;
     }
     return r;
-}
-
-/* Ends a block's walk: 1 returns the candidate (keeping the block's masks
- * in the cursor), 2 the closed object, 3 a walk too deep; 0 goes on.
- * walk_end_keys for a walk given the keys (f: the walk's wanted bytes). */
-static inline __attribute__((always_inline)) int walk_end(sk_cursor *c, const uint8_t *s, size_t n, uint64_t ob, uint64_t cb,
-                           uint64_t cand, uint64_t in_carry, uint64_t esc_carry, int *depth)
-{
-    int at = 0, r = walk_block(ob, cb, cand, depth, &at);
-    return walk_result(c, s, n, ob, cb, cand, in_carry, esc_carry, r, at);
-}
-
-static inline __attribute__((always_inline)) int
-walk_end_keys(sk_cursor *c, const uint8_t *s, size_t n, uint64_t ob, uint64_t cb, uint64_t cand,
-              uint64_t in_carry, uint64_t esc_carry, int *depth, const sk_firsts *f)
-{
-    int at = 0, r = walk_block_keys(ob, cb, cand, depth, &at, s, c->end, f);
-    return walk_result(c, s, n, ob, cb, cand, in_carry, esc_carry, r, at);
 }
 
 /* One block of LEN bytes at s (LEN <= 64) in WALK_BODY, N of them readable
@@ -221,10 +208,8 @@ walk_end_keys(sk_cursor *c, const uint8_t *s, size_t n, uint64_t ob, uint64_t cb
             /* candidate) */                                                            \
             cand = NF != 0 ? q & in & ((m.f | m.bs) >> 1 | 1ull << 63) : 0;             \
         }                                                                               \
-        r = (KEYS) && (NF) != 0 ? walk_end_keys(c, s, n, m.ob & ~in, m.cb & ~in, cand,  \
-                                                in_carry, esc_carry, &depth, f)         \
-                                : walk_end(c, s, n, m.ob & ~in, m.cb & ~in, cand,       \
-                                           in_carry, esc_carry, &depth);                \
+        r = walk_end(c, s, n, m.ob & ~in, m.cb & ~in, cand, in_carry, esc_carry,        \
+                     &depth, (KEYS) && (NF) != 0, f);                                   \
         if (r == 1)                                                                     \
             return c->p;                                                                \
         if (r != 0)                                                                     \
@@ -255,11 +240,8 @@ walk_end_keys(sk_cursor *c, const uint8_t *s, size_t n, uint64_t ob, uint64_t cb
         esc_carry = c->esc_carry;                                                       \
         if (c->p < s) {                                                                 \
             uint64_t keep = ~0ull << (c->p - c->blk);                                   \
-            r = (KEYS) && (NF) != 0                                                     \
-                    ? walk_end_keys(c, c->blk, c->blk_n, c->ob & keep, c->cb & keep,    \
-                                    c->cand & keep, in_carry, esc_carry, &depth, f)     \
-                    : walk_end(c, c->blk, c->blk_n, c->ob & keep, c->cb & keep,         \
-                               c->cand & keep, in_carry, esc_carry, &depth);            \
+            r = walk_end(c, c->blk, c->blk_n, c->ob & keep, c->cb & keep,               \
+                         c->cand & keep, in_carry, esc_carry, &depth, (KEYS) && (NF) != 0, f); \
             if (r == 1)                                                                 \
                 return c->p;                                                            \
             if (r != 0)                                                                 \
@@ -542,8 +524,7 @@ void sk_want_keys(sk_firsts *f, const js_str *keys, int n)
         return;
     for (int k = 0; k < n; k++)
         for (size_t i = 0; i < keys[k].n; i++) {
-            uint8_t b = (uint8_t)keys[k].p[i];
-            if (b < 0x20 || b == '"' || b == '\\')
+            if (js_escaped_byte((uint8_t)keys[k].p[i]))
                 return;
         }
     for (int k = 0; k < n; k++) {

@@ -391,6 +391,12 @@ def view_types(m: "Model") -> List[str]:
 # ---------------------------------------------------------------- scanners
 
 
+# runtime/skip.h's bounds on the keys a walk is given (sk_firsts): how many,
+# and the bytes of each compared (its quotes included).
+SK_KEYS = 4
+SK_KEY_BYTES = 15
+
+
 @dataclass
 class Level:
     """One object or array a scanner passes through on its way to the focus.
@@ -450,9 +456,10 @@ class Level:
         among the Issue's 64 members 12 to 22 ns less (2026-12-04)."""
         firsts = ", ".join(c_char(b) for b in self.firsts)
         keys = self.keys
-        if not self.wide or len(keys) > 4 or any(names.json_quote(k)[1:-1] != k for k in keys):
+        if (not self.wide or len(keys) > SK_KEYS
+                or any(names.json_quote(k)[1:-1] != k for k in keys)):
             return f"{{{{{firsts}}}, {self.nfirsts}, 0, {{0}}, {{{{0}}}}}}"
-        spelled = [(b'"' + k.encode("utf-8") + b'"')[:15] for k in keys]
+        spelled = [(b'"' + k.encode("utf-8") + b'"')[:SK_KEY_BYTES] for k in keys]
         lens = ", ".join(str(len(b)) for b in spelled)
         pats = ", ".join(names.c_bytes_literal(b) for b in spelled)
         return f"{{{{{firsts}}}, {self.nfirsts}, {len(keys)}, {{{lens}}}, {{{pats}}}}}"
