@@ -28,6 +28,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "json.h"
 
@@ -41,9 +42,9 @@ typedef struct {
     size_t blk_n;
     uint64_t ob, cb, cand, in_carry, esc_carry;
     /* The object's first member is looked at before any block (sk_next):
-     * fresh is set until then; first is the candidate it gave, if any.
-     * in_first: the walk starts inside that candidate's string (resumed at
-     * its second byte). */
+     * fresh is set until then, and again by sk_resume_after. first is the
+     * candidate such a look gave, if any. in_first: the walk starts inside
+     * that candidate's string (resumed at its second byte). */
     bool fresh, in_first;
     const uint8_t *first;
 } sk_cursor;
@@ -122,6 +123,119 @@ static inline void sk_begin(sk_cursor *c, const uint8_t *open, const uint8_t *en
  * second byte. */
 static inline void sk_resume(sk_cursor *c, const uint8_t *p) { c->p = p; }
 
+/* Continue from p, where a member may begin (just after the object's '{'
+ * or a ',' at depth 1): the next sk_next looks at that member's key before
+ * any block, as at the object's first. */
+static inline void sk_resume_member(sk_cursor *c, const uint8_t *p)
+{
+    c->p = p;
+    c->fresh = true;
+}
+
+/* Continue from p, just past a value at depth 1 that the scanner read (a
+ * union's tag, say): as sk_resume, and when a ',' follows, as
+ * sk_resume_member after it (the member after a tag is often the one
+ * wanted). */
+static inline void sk_resume_after(sk_cursor *c, const uint8_t *p)
+{
+    const uint8_t *q = js_ws(p, c->end);
+    if (q < c->end && *q == ',')
+        sk_resume_member(c, q + 1);
+    else
+        c->p = p;
+}
+
+/* ---- members passed over as an encoder writes them (sk_step)
+ *
+ * A record's fields are most often written in declared order, compact (our
+ * encoder does). A scanner looking for a field declared after a few
+ * scalars passes over those members one by one where they stand, when each
+ * is exactly what it expects, instead of walking their blocks; the first
+ * that is not leaves the walk to go on from where it begins. What is
+ * passed over so is what the walk passes over there: a member whose key is
+ * none it wants (spelled exactly, no backslash) and whose value holds no
+ * quote, backslash or bracket but a plain string's. */
+
+/* How far a step looks for a string's end (beyond: the walk's business). */
+#define SK_STEP_STRING 64
+
+/* One past the closing quote of the string at p (a '"') when it ends
+ * within SK_STEP_STRING bytes with no backslash before; else NULL. */
+static inline const uint8_t *sk_step_string(const uint8_t *p, const uint8_t *end)
+{
+    const uint8_t *s = p + 1, *lim = end - s > SK_STEP_STRING ? s + SK_STEP_STRING : end;
+#if defined(__SSE2__)
+    for (; lim - s >= 16; s += 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)s);
+        unsigned m = (unsigned)_mm_movemask_epi8(
+            _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))));
+        if (m != 0) {
+            s += __builtin_ctz(m);
+            return *s == '"' ? s + 1 : NULL;
+        }
+    }
+#endif
+    for (; s < lim; s++)
+        if (*s == '"' || *s == '\\')
+            return *s == '"' ? s + 1 : NULL;
+    return NULL;
+}
+
+/* A byte of a number or a literal (true, false, null) as written: a digit,
+ * a letter, '+', '-' or '.'. */
+static inline bool sk_bare_byte(uint8_t b)
+{
+    return (uint8_t)(b - '0') < 10 || (uint8_t)((b | 0x20) - 'a') < 26 || b == '-' || b == '+' ||
+           b == '.';
+}
+
+/* One past a number or literal at p (bare bytes, at least one); else NULL. */
+static inline const uint8_t *sk_step_bare(const uint8_t *p, const uint8_t *end)
+{
+    const uint8_t *s = p;
+#if defined(__SSE2__)
+    if (end - s >= 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)s);
+        __m128i d = _mm_sub_epi8(v, _mm_set1_epi8('0'));
+        __m128i l = _mm_sub_epi8(_mm_or_si128(v, _mm_set1_epi8(0x20)), _mm_set1_epi8('a'));
+        __m128i bare = _mm_or_si128(
+            _mm_or_si128(_mm_cmpeq_epi8(_mm_min_epu8(d, _mm_set1_epi8(9)), d),
+                         _mm_cmpeq_epi8(_mm_min_epu8(l, _mm_set1_epi8(25)), l)),
+            _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('-')),
+                                      _mm_cmpeq_epi8(v, _mm_set1_epi8('+'))),
+                         _mm_cmpeq_epi8(v, _mm_set1_epi8('.'))));
+        unsigned m = ~(unsigned)_mm_movemask_epi8(bare) & 0xffffu;
+        if (m != 0)
+            return m & 1u ? NULL : s + __builtin_ctz(m);
+        s += 16; /* 16 bare bytes: the rest one by one */
+    }
+#endif
+    while (s < end && sk_bare_byte(*s))
+        s++;
+    return s > p ? s : NULL;
+}
+
+/* p where a member may begin (after '{' or a ','): when it is the member
+ * of key `key` (spelled as compact JSON from its opening quote to the ':',
+ * klen bytes, none escaped), with a plain value (sk_step_string,
+ * sk_step_bare) followed by a ',', one past that ','; else NULL. Whitespace
+ * may stand between any two of them but before the ':'. */
+static inline __attribute__((always_inline)) const uint8_t *sk_step(const uint8_t *p, const uint8_t *end, const char *key,
+                                     size_t klen)
+{
+    p = js_ws(p, end);
+    if ((size_t)(end - p) <= klen || memcmp(p, key, klen) != 0)
+        return NULL;
+    const uint8_t *v = js_ws(p + klen, end);
+    if (v >= end)
+        return NULL;
+    const uint8_t *q = *v == '"' ? sk_step_string(v, end) : sk_step_bare(v, end);
+    if (q == NULL)
+        return NULL;
+    q = js_ws(q, end);
+    return q < end && *q == ',' ? q + 1 : NULL;
+}
+
 /* sk_next past the first member: the blocks (out of line; sk_next's look at
  * the first member is inline, a call saved where a wanted key comes first). */
 const uint8_t *sk_next_walk(sk_cursor *c, const sk_firsts *f);
@@ -131,12 +245,14 @@ const uint8_t *sk_next_walk(sk_cursor *c, const sk_firsts *f);
  * or the input ended or nested too deep (closed NULL).
  *
  * A wanted key is often an object's first (a union's tag is written
- * first): the first call looks at the first member's key before setting
- * up any block, and returns it when it is a candidate. */
+ * first), or the one after a value the scanner read: the first call, and
+ * the first after sk_resume_after, look at that member's key before
+ * setting up any block, and return it when it is a candidate (the string
+ * at depth 1 the walk would meet first). */
 static inline const uint8_t *sk_next(sk_cursor *c, const sk_firsts *f)
 {
     if (c->fresh) {
-        /* the first member's key, before any block */
+        /* the member's key, before any block */
         c->fresh = false;
         const uint8_t *p = js_ws(c->p, c->end);
         if (f != NULL && p + 1 < c->end && *p == '"') {

@@ -77,8 +77,13 @@ typedef struct {
     int stops;       /* candidates the walk gave */
 } found;
 
-static void walk(const uint8_t *p, const uint8_t *end, const sk_firsts *f, const js_str *keys,
-                 int nk, found *out)
+/* after: past each key found, the walk passes over its value itself when
+ * it is whole and has no escape, and goes on with sk_resume_after (as a
+ * scanner past a union's tag), which looks at the next member's key before
+ * any block. (Else, and without after, it resumes at the value: a string
+ * value whose bytes begin like a key is a candidate the matcher judges.) */
+static void walk_as(const uint8_t *p, const uint8_t *end, const sk_firsts *f, const js_str *keys,
+                    int nk, bool after, found *out)
 {
     memset(out, 0, sizeof *out);
     sk_cursor c;
@@ -102,8 +107,21 @@ static void walk(const uint8_t *p, const uint8_t *end, const sk_firsts *f, const
         }
         if (which == -3)
             return;
-        sk_resume(&c, val);
+        const uint8_t *v = after ? sk_value_end(val, end) : NULL;
+        if (v != NULL && !(*val == '"' && memchr(val, '\\', (size_t)(v - val)) != NULL)) {
+            /* a value read whole (no escape in it: a scanner reads a tag's
+             * case name so), passed over */
+            sk_resume_after(&c, v);
+        } else {
+            sk_resume(&c, val);
+        }
     }
+}
+
+static void walk(const uint8_t *p, const uint8_t *end, const sk_firsts *f, const js_str *keys,
+                 int nk, found *out)
+{
+    walk_as(p, end, f, keys, nk, false, out);
 }
 
 /* The same, byte by byte: a string opened at the object's own level whose
@@ -341,12 +359,14 @@ START_TEST(test_keys_passed_over_change_nothing)
             const uint8_t *p = gd_place(&guard, buf, n), *end = p + n;
             if (n == 0)
                 continue;
-            found a, b, r;
+            found a, b, r, v;
             walk(p, end, &plain, keys, nk, &a);
             walk(p, end, &with, keys, nk, &b);
+            walk_as(p, end, &plain, keys, nk, true, &v);
             reference(p, end, &plain, keys, nk, &r);
             same(&r, &a, "byte by byte", "walked", s, _i, buf, n);
             same(&a, &b, "walked without the keys", "with them", s, _i, buf, n);
+            same(&a, &v, "walked", "past each value (sk_resume_after)", s, _i, buf, n);
             /* the walk stops at every candidate (and may at a quote in a
              * block's last lane, whose next byte it has not compared) */
             REQUIREF(a.stops >= r.stops, "set %zu, %s: %d stops walked, %d candidates in %.*s", s,
