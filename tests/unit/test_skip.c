@@ -477,6 +477,75 @@ START_TEST(test_not_a_key)
 }
 END_TEST
 
+/* sk_step passes over a member only when the walk would pass over it
+ * without a stop (the member is the expected key, its value holds no
+ * bracket and no quote but a plain string's, a ',' follows) and reads
+ * nothing past the end: random members over bytes that matter to the walk,
+ * each cut at every length, end at an unmapped page. */
+START_TEST(test_step)
+{
+    rg = rng_seed(31);
+    static const char *const parts[] = {
+        "\"name\":", "\"name\" :", "\"nam\":", "\"n\\u0061me\":", " ", "\t", "\"x\"",
+        "\"x\\\"y\"", "\"a\\\\\"", "\"\"", "12", "-0.5e3", "true", "null", "nul", ",", ",", ":", "{", "}",
+        "[", "]", "\\", "\"", "a", "\"abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyzab"
+        "cdefghijklmnopqrstuvwxyz\"",
+    };
+    const size_t np = sizeof parts / sizeof parts[0];
+    static char buf[512];
+    long stepped = 0;
+    for (int round = 0; round < 20000; round++) {
+        size_t n = 0;
+        /* most often the expected key first, then a value, then a ',' */
+        if (rnd() % 4 != 0)
+            n += (size_t)snprintf(buf + n, sizeof buf - n, "%s", parts[0]);
+        for (int k = (int)(rnd() % 5); k >= 0 && n < 400; k--)
+            n += (size_t)snprintf(buf + n, sizeof buf - n, "%s", parts[rnd() % np]);
+        if (rnd() % 2)
+            n += (size_t)snprintf(buf + n, sizeof buf - n, ",\"next\":1}");
+        for (size_t cut = 0; cut <= n; cut++) {
+            const uint8_t *p = gd_place(&guard, buf, cut), *end = p + cut;
+            const uint8_t *r = sk_step(p, end, "\"name\":", 7);
+            if (r == NULL)
+                continue;
+            stepped++;
+            /* passed over: whitespace, the key, whitespace, a value, a ',' */
+            REQUIREF(r > p && r <= end && r[-1] == ',', "%.*s", (int)cut, (const char *)p);
+            const uint8_t *k = js_ws(p, end);
+            REQUIREF(memcmp(k, "\"name\":", 7) == 0, "%.*s", (int)cut, (const char *)p);
+            int quotes = 0;
+            for (const uint8_t *q = k + 7; q < r - 1; q++) {
+                REQUIREF(!strchr("{}[]\\,:", *q) || (quotes == 1 && *q != '\\'),
+                         "byte %zu of %.*s", (size_t)(q - p), (int)cut, (const char *)p);
+                quotes += *q == '"';
+            }
+            REQUIREF(quotes == 0 || quotes == 2, "%d quotes in %.*s", quotes, (int)cut,
+                     (const char *)p);
+        }
+    }
+    REQUIRE(stepped > 1000);
+    /* what a step takes, and what it leaves to the walk */
+    const struct {
+        const char *in;
+        int after; /* -1: not passed over */
+    } cases[] = {
+        {"\"name\":\"ab\",\"tier\"", 12}, {" \"name\": 12 ,", 13}, {"\"name\":true,", 12},
+        {"\"name\":null,", 12},         {"\"name\":\"a\\\"b\",", -1}, {"\"name\":\"ab\"}", -1},
+        {"\"name\" :1,", -1},           {"\"name\":{},", -1},         {"\"name\":[1],", -1},
+        {"\"name\":,", -1},             {"\"name\":1\"a,\"x\",", -1}, {"\"nam\":1,", -1},
+        {"\"name\":1", -1},             {"\"name\":\"ab", -1},          {"\"name\":\"a\\\\\",", -1},
+        {"\"name\":\"\\\",", -1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        size_t n = strlen(cases[i].in);
+        const uint8_t *p = gd_place(&guard, cases[i].in, n);
+        const uint8_t *r = sk_step(p, p + n, "\"name\":", 7);
+        REQUIREF(cases[i].after < 0 ? r == NULL : r == p + cases[i].after, "%s: %ld", cases[i].in,
+                 r == NULL ? -1L : (long)(r - p));
+    }
+}
+END_TEST
+
 static Suite *skip_suite(void)
 {
     Suite *s = suite_create("skip");
@@ -484,6 +553,7 @@ static Suite *skip_suite(void)
     tcase_add_loop_test(tc, test_keys_passed_over_change_nothing, 0, SIMD_WIDTHS);
     tcase_add_test(tc, test_keys_not_given);
     tcase_add_test(tc, test_not_a_key);
+    tcase_add_test(tc, test_step);
     return s;
 }
 
