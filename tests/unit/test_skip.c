@@ -488,8 +488,8 @@ START_TEST(test_step)
     static const char *const parts[] = {
         "\"name\":", "\"name\" :", "\"nam\":", "\"n\\u0061me\":", " ", "\t", "\"x\"",
         "\"x\\\"y\"", "\"a\\\\\"", "\"\"", "12", "-0.5e3", "true", "null", "nul", ",", ",", ":", "{", "}",
-        "[", "]", "\\", "\"", "a", "\"abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyzab"
-        "cdefghijklmnopqrstuvwxyz\"",
+        "[", "]", "\\", "\"", "a",
+        "\"abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyzabcdefghijklmnopq\"", /* 69 */
     };
     const size_t np = sizeof parts / sizeof parts[0];
     static char buf[512];
