@@ -140,7 +140,7 @@ void rd_free(rd_reader *r)
     free(r);
 }
 
-bool rd_message(rd_reader *r, vf_level level, tr_message m)
+bool rd_message_checked(rd_reader *r, vf_level level, tr_message m)
 {
     ru_subject_bytes(&r->ru, m.p, m.n);
     if (level == VF_OFF)

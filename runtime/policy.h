@@ -49,7 +49,8 @@ bool po_compiled(po_policy *p, const ru_compiled *c);
  * (op_schema.kind), or -1 when it misses or the schema has none. */
 static inline int po_kind(const po_policy *p, ru_subject *subj)
 {
-    const op_value *v = ru_value(subj, p->schema->kind);
+    int k = p->schema->kind;
+    const op_value *v = k >= 0 ? ru_value_cached(subj, k) : NULL; /* most often read already */
     return v != NULL ? v->e : -1;
 }
 

@@ -1650,27 +1650,18 @@ bool ru_subject_init(ru_subject *subj, const op_schema *s, ar_arena *a)
     return true;
 }
 
-static void next_message(ru_subject *subj)
+void ru_subject_wrap(ru_subject *subj)
 {
-    if (++subj->gen == 0) {
-        for (int i = 0; i < RU_MAX_OPTICS; i++)
-            subj->slot[i].seen = subj->slot[i].sought = 0;
-        subj->lv_gen = 0;
-        subj->gen = 1;
-    }
+    for (int i = 0; i < RU_MAX_OPTICS; i++)
+        subj->slot[i].seen = subj->slot[i].sought = 0;
+    subj->lv_gen = 0;
+    subj->gen = 1;
 }
 
-void ru_subject_bytes(ru_subject *subj, const uint8_t *p, size_t n)
+static void next_message(ru_subject *subj)
 {
-    next_message(subj);
-    subj->lv = NULL;
-    subj->reads = 0;
-    subj->model = false;
-    subj->p = p;
-    subj->n = n;
-    subj->root = NULL;
-    if (subj->arena != NULL)
-        ar_reset(subj->arena);
+    if (++subj->gen == 0)
+        ru_subject_wrap(subj);
 }
 
 void ru_subject_model(ru_subject *subj, const void *root)

@@ -164,7 +164,26 @@ __attribute__((warn_unused_result)) bool ru_subject_init(ru_subject *subj, const
  * op_scan_message's rules: through its base when an optic has one, the base
  * sought once for all optics sharing it), which must stay put while it is
  * judged; resets the arena. */
-void ru_subject_bytes(ru_subject *subj, const uint8_t *p, size_t n);
+static inline void ru_subject_bytes(ru_subject *subj, const uint8_t *p, size_t n);
+
+/* ru_subject_bytes's rare case, out of line: the message number wrapped,
+ * every slot is forgotten. */
+void ru_subject_wrap(ru_subject *subj);
+
+/* (in line: a call a message measured 1-3 ns with the two below, 2026-12-04) */
+static inline void ru_subject_bytes(ru_subject *subj, const uint8_t *p, size_t n)
+{
+    if (__builtin_expect(++subj->gen == 0, 0))
+        ru_subject_wrap(subj);
+    subj->lv = NULL;
+    subj->reads = 0;
+    subj->model = false;
+    subj->p = p;
+    subj->n = n;
+    subj->root = NULL;
+    if (subj->arena != NULL)
+        ar_reset(subj->arena);
+}
 
 /* The next message: a decoded root (of the root type's C struct). */
 void ru_subject_model(ru_subject *subj, const void *root);
@@ -189,6 +208,14 @@ static inline void ru_subject_seed(ru_subject *subj, int optic, bool hit, const 
  * whole value right after a scanner stored part of it waits for those
  * stores. */
 const op_value *ru_value(ru_subject *subj, int optic);
+
+/* ru_value, its cache looked at in line first (optic one of the schema's):
+ * for a reader that most often asks again for what the rules read. */
+static inline const op_value *ru_value_cached(ru_subject *subj, int optic)
+{
+    const ru_slot *sl = &subj->slot[optic];
+    return sl->seen == subj->gen ? (sl->hit ? &sl->val : NULL) : ru_value(subj, optic);
+}
 
 /* The same, copied into *out: false on a miss. */
 bool ru_read(ru_subject *subj, int optic, op_value *out);
