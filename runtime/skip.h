@@ -167,8 +167,8 @@ static inline const uint8_t *sk_step_string(const uint8_t *p, const uint8_t *end
 #if defined(__SSE2__)
     for (; lim - s >= 16; s += 16) {
         __m128i v = _mm_loadu_si128((const __m128i *)(const void *)s);
-        unsigned m = (unsigned)_mm_movemask_epi8(
-            _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))));
+        unsigned m = (unsigned)_mm_movemask_epi8(_mm_or_si128(
+            _mm_cmpeq_epi8(v, _mm_set1_epi8('"')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))));
         if (m != 0) {
             s += __builtin_ctz(m);
             return *s == '"' ? s + 1 : NULL;
@@ -220,8 +220,8 @@ static inline const uint8_t *sk_step_bare(const uint8_t *p, const uint8_t *end)
  * klen bytes, none escaped), with a plain value (sk_step_string,
  * sk_step_bare) followed by a ',', one past that ','; else NULL. Whitespace
  * may stand between any two of them but before the ':'. */
-static inline __attribute__((always_inline)) const uint8_t *sk_step(const uint8_t *p, const uint8_t *end, const char *key,
-                                     size_t klen)
+static inline __attribute__((always_inline)) const uint8_t *
+sk_step(const uint8_t *p, const uint8_t *end, const char *key, size_t klen)
 {
     p = js_ws(p, end);
     if ((size_t)(end - p) <= klen || memcmp(p, key, klen) != 0)
@@ -245,10 +245,11 @@ const uint8_t *sk_next_walk(sk_cursor *c, const sk_firsts *f);
  * or the input ended or nested too deep (closed NULL).
  *
  * A wanted key is often an object's first (a union's tag is written
- * first), or the one after a value the scanner read: the first call, and
- * the first after sk_resume_after, look at that member's key before
- * setting up any block, and return it when it is a candidate (the string
- * at depth 1 the walk would meet first). */
+ * first), or the one after a value the scanner read or members it passed
+ * over: the first call, and the first after sk_resume_member (or
+ * sk_resume_after), look at that member's key before setting up any
+ * block, and return it when it is a candidate (the string at depth 1 the
+ * walk would meet first). */
 static inline const uint8_t *sk_next(sk_cursor *c, const sk_firsts *f)
 {
     if (c->fresh) {

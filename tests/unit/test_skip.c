@@ -487,8 +487,8 @@ START_TEST(test_step)
     rg = rng_seed(31);
     static const char *const parts[] = {
         "\"name\":", "\"name\" :", "\"nam\":", "\"n\\u0061me\":", " ", "\t", "\"x\"",
-        "\"x\\\"y\"", "\"a\\\\\"", "\"\"", "12", "-0.5e3", "true", "null", "nul", ",", ",", ":", "{", "}",
-        "[", "]", "\\", "\"", "a",
+        "\"x\\\"y\"", "\"a\\\\\"", "\"\"", "12", "-0.5e3", "true", "null", "nul", ",", ",",
+        ":", "{", "}", "[", "]", "\\", "\"", "a",
         "\"abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyzabcdefghijklmnopq\"", /* 69 */
     };
     const size_t np = sizeof parts / sizeof parts[0];
