@@ -23,6 +23,17 @@ bool ru_eval_node(const ru_rules *r, ru_subject *subj, int node);
 /* A .field step (r's step number `step`) from record value v, into tmp. */
 const op_value *ru_step(const ru_rules *r, int step, const op_value *v, op_value *tmp);
 
+/* ru_enter, in line, for rules that share no walk of the message's root
+ * (their plan was empty when their C was written): the subject reads each
+ * optic alone. false when ru_judge must judge instead (another schema, a
+ * decoded model). */
+static inline __attribute__((always_inline)) bool ru_c_enter_alone(const op_schema *schema,
+                                                                   ru_subject *subj)
+{
+    subj->lv = NULL;
+    return subj->schema == schema && !subj->model;
+}
+
 /* Caches slot sl's outcome, as the interpreter does. */
 static inline __attribute__((always_inline)) const op_value *ru_c_done(ru_subject *subj,
                                                                        ru_slot *sl, bool hit)

@@ -302,6 +302,8 @@ bool ru_emit_c(const ru_rules *r, const char *name, const char *from, FILE *f)
                     r->rules[i].keep ? "true" : "false");
         fputs("\n};\n\n", f);
     }
+    /* rules sharing no walk of the root enter in line (ru_c_enter_alone) */
+    const char *enter = r->lv.n == 0 ? "ru_c_enter_alone(&tr_schema, s)" : "ru_enter(r, s)";
     fprintf(f, "static bool %s_judge(const ru_rules *r, ru_subject *s)\n{\n", name);
     if (!whole)
         fputs("    return ru_judge(r, s);\n}\n\n", f);
@@ -309,17 +311,17 @@ bool ru_emit_c(const ru_rules *r, const char *name, const char *from, FILE *f)
         fputs("    (void)r;\n    (void)s;\n    return false;\n}\n\n", f);
     else
         fprintf(f,
-                "    if (!ru_enter(r, s))\n        return ru_judge(r, s);\n"
+                "    if (!%s)\n        return ru_judge(r, s);\n"
                 "    int i = %s_first(r, s, %d);\n    return i >= 0 && %s_keeps[i];\n}\n\n",
-                name, r->tried, name);
+                enter, name, r->tried, name);
     fprintf(f, "static int %s_decide(const ru_rules *r, ru_subject *s)\n{\n", name);
     if (!whole)
         fputs("    return ru_decide(r, s);\n}\n\n", f);
     else
         fprintf(f,
-                "    if (!ru_enter(r, s))\n        return ru_decide(r, s);\n"
+                "    if (!%s)\n        return ru_decide(r, s);\n"
                 "    return %s_first(r, s, %d);\n}\n\n",
-                name, r->nrules);
+                enter, name, r->nrules);
     fprintf(f,
             "const ru_compiled %s = {\n    .schema = &tr_schema,\n"
             "    .print = UINT64_C(0x%016" PRIx64 "),\n    .nrules = %d,\n"
