@@ -12,8 +12,11 @@
  * prefixes and extensions, escapes at every place, keys as values, nested
  * copies, long keys, whitespace. Both must find the same keys at the same
  * places as a scan byte by byte that gives each candidate to the same
- * matcher. Every input ends right before an unmapped page, and each runs
- * at every SIMD width the CPU has. */
+ * matcher. A scanner may also pass over members without the walk (a look
+ * at the member after a value it read, sk_resume_after; a member stepped
+ * over where it stands, sk_step): what it finds so must be what the walk
+ * finds. Every input ends right before an unmapped page, and each runs at
+ * every SIMD width the CPU has. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
