@@ -306,6 +306,35 @@ class RealSchema(unittest.TestCase):
                           for ls in sets],
                          [("A", ["n", "m", "d"], None), ("D", ["kind", "y", "x"], "D")])
 
+    def test_steps_and_look_after_tag(self):
+        """A scanner passes over the members declared before its field where
+        they stand only when they are at most STEPS scalars (so the steps
+        reach the field), none named like a key it wants; it looks at the
+        member after a union's tag when the field is the case's first."""
+        from trgen.emit import STEPS, scanner_plan
+        s = parse(lines("root A",
+                        "record A { s: string  e: E  r: R  n: i32  m: map<i32>  d: D }",
+                        "record R { a: f64  b: bool  c: i64  x: i32 }",
+                        "enum E { One Two }",
+                        'union D tag "kind" { P { x: i32  y: i32 } Q { kind2: R  z: i32 } }',
+                        "optic s = A.s", "optic e = A.e", "optic n = A.n",
+                        "optic rx = A.r.x", "optic mk = A.m[\"k\"]",
+                        "optic px = D.P.x", "optic py = D.P.y", "optic qz = D.Q.z"), F)
+        plans = {o.name: scanner_plan(o, s.root) for o in s.optics}
+        spelled = {n: [[sp for sp, _ in lv.steps] for lv in plans[n].levels] for n in plans}
+        self.assertEqual(STEPS, 1)
+        self.assertEqual(spelled["s"], [[]])                # the first field: the look
+        self.assertEqual(spelled["e"], [['"\\"s\\":"']])   # one string before it
+        self.assertEqual(spelled["n"], [[]])                # three fields in front
+        self.assertEqual(spelled["rx"], [[], []])           # three scalars: more than STEPS
+        self.assertEqual(spelled["mk"], [[], []])           # four in front; a map's key
+        self.assertEqual(spelled["px"], [[]])               # the case's first: the look
+        self.assertEqual(spelled["py"], [['"\\"x\\":"']])
+        self.assertEqual(spelled["qz"], [[]])               # a record in front
+        self.assertEqual([[lv.after_tag for lv in plans[n].levels] for n in ("px", "py", "qz")],
+                         [[True], [False], [False]])
+        self.assertEqual(plans["e"].levels[0].steps[0][1], len('"s":'))
+
 
 # ---------------------------------------------------------------- checks
 
