@@ -412,11 +412,29 @@ class Level:
     union: object = None
     case: object = None
     index: int = 0
-    # The object has many members (a record of more than WIDE fields, or a
-    # map): its walk is given the keys (want).
-    wide: bool = False
     # The record (or union case) whose field `key` is; None for a map's key.
     record: object = None
+
+    @property
+    def wide(self) -> bool:
+        """The object has many members (a record of more than WIDE fields, a
+        union's case counting its tag, or a map): its walk is given the keys
+        (want)."""
+        if self.record is None:
+            return self.key is not None  # a map's key
+        return len(self.record.fields) + (self.case is not None) > WIDE
+
+    def _before(self):
+        """The fields declared before `key` in its record, or None when
+        `key` is none of its fields (a map's key, a tag)."""
+        if self.record is None or self.key is None:
+            return None
+        names_before = []
+        for f in self.record.fields:
+            if f.name == self.key:
+                return names_before
+            names_before.append(f)
+        return None
 
     @property
     def after_tag(self) -> bool:
@@ -425,8 +443,7 @@ class Level:
         so the scanner looks there before walking on (sk_resume_after).
         Looking costs a case whose field comes later 2-3 ns, saves the one
         right after it 8-9 (2026-12-04)."""
-        return (self.case is not None and self.key is not None and bool(self.case.fields)
-                and self.case.fields[0].name == self.key)
+        return self.case is not None and self._before() == []
 
     @property
     def steps(self) -> List[tuple]:
@@ -443,19 +460,11 @@ class Level:
         number steps (Impact) or three (the Bug's detail) took 3-9 ns more
         than the walk they replaced, whose blocks run in parallel where
         each step waits for the one before."""
-        if self.record is None or self.key is None:
-            return []
-        names_before = []
-        for f in self.record.fields:
-            if f.name == self.key:
-                break
-            names_before.append(f)
-        else:
-            return []
-        if len(names_before) > STEPS:
+        before = self._before()
+        if before is None or len(before) > STEPS:
             return []
         out = []
-        for f in names_before:
+        for f in before:
             t = f.type
             scalar = t.kind == "scalar" or (t.kind == "named" and isinstance(t.decl, Enum))
             quoted = names.json_quote(f.name)
@@ -550,16 +559,6 @@ WIDE = 16
 STEPS = 1
 
 
-def _wide(t, case=None) -> bool:
-    """Whether a field step from t (or from union case `case`) walks an
-    object of many members."""
-    if case is not None:
-        return len(case.fields) + 1 > WIDE
-    if t.kind == "map":
-        return True
-    return t.decl is not None and len(list(decl_fields(t.decl))) > WIDE
-
-
 def scanner_plan(o, root) -> Scanner:
     levels: List[Level] = []
     pending_case = None
@@ -569,12 +568,11 @@ def scanner_plan(o, root) -> Scanner:
             label = f"{cur.spell()}.{st.name}"
             if pending_case is not None:
                 levels.append(Level("object", label, key=st.name, union=pending_case.union,
-                                    case=pending_case, wide=_wide(cur, pending_case),
-                                    record=pending_case))
+                                    case=pending_case, record=pending_case))
                 pending_case = None
             else:
-                rec = cur.decl if cur.kind == "named" and isinstance(cur.decl, Record) else None
-                levels.append(Level("object", label, key=st.name, wide=_wide(cur), record=rec))
+                assert isinstance(cur.decl, Record), cur.spell()  # the checker's: a field of a record
+                levels.append(Level("object", label, key=st.name, record=cur.decl))
         elif st.kind == "case":
             pending_case = st.case
         elif st.kind == "tag":
@@ -582,7 +580,7 @@ def scanner_plan(o, root) -> Scanner:
         elif st.kind == "index":
             levels.append(Level("index", f"{cur.spell()}[{st.index}]", index=st.index))
         elif st.kind == "key":  # a map is an object: its key is found like a field's
-            levels.append(Level("object", f"{cur.spell()}{step_text(st)}", key=st.key, wide=True))
+            levels.append(Level("object", f"{cur.spell()}{step_text(st)}", key=st.key))
         cur = st.type
     if pending_case is not None:  # the focus is the case itself: check the tag only
         levels.append(Level("case", f"{pending_case.union.name}.{pending_case.name}",
