@@ -1658,15 +1658,12 @@ void ru_subject_wrap(ru_subject *subj)
     subj->gen = 1;
 }
 
-static void next_message(ru_subject *subj)
+/* As ru_subject_bytes (rules.h), for a decoded root; the arena is left as
+ * it is (a caller may have decoded the root into it). */
+void ru_subject_model(ru_subject *subj, const void *root)
 {
     if (++subj->gen == 0)
         ru_subject_wrap(subj);
-}
-
-void ru_subject_model(ru_subject *subj, const void *root)
-{
-    next_message(subj);
     subj->lv = NULL;
     subj->reads = 0;
     subj->model = true;
