@@ -17,7 +17,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <string.h>
 
 #include "arena.h"
 #include "error.h"
@@ -127,12 +126,6 @@ typedef struct {
                  ar_arena *a);
     /* OP_RAW: the same, the value's start only (as seek) */
     bool (*seek_from)(const uint8_t *p, const uint8_t *end, op_value *out);
-    /* A union case's field (OP_M_FIELD with a tag): the scan from p, just
-     * past the tag's value, when the tag is the object's first member and
-     * names case `want` (the caller read it there: op_tag_first); what scan
-     * gives then, read with less. NULL for other modes. */
-    bool (*after_tag)(const uint8_t *p, const uint8_t *end, op_value *out, void *scratch,
-                      ar_arena *a);
 } op_member;
 
 typedef struct {
@@ -195,29 +188,6 @@ typedef struct {
      * kind's base optic reads (-1: none). */
     int first_field;
 } op_schema;
-
-/* A union's tag read where our encoder writes it, as its object's first
- * member (m an OP_M_TAG or OP_M_FIELD member with a tag, whose key JSON
- * writes with no escape; p at the object's value, whitespace allowed
- * around its tokens): the case the tag names, *after just past its value;
- * -1 when the first member is no such tag, or names no case (the scanner
- * decides then, as it would have). In line: a rule's first read. */
-static inline int op_tag_first(const op_member *m, const uint8_t *p, const uint8_t *end,
-                               const uint8_t **after)
-{
-    size_t n = m->tag.n;
-    p = js_ws(p, end);
-    if (p >= end || *p != '{')
-        return -1;
-    p = js_ws(p + 1, end);
-    if ((size_t)(end - p) < n + 2 || *p != '"' || memcmp(p + 1, m->tag.p, n) != 0 ||
-        p[n + 1] != '"')
-        return -1;
-    p = js_ws(p + n + 2, end);
-    if (p >= end || *p != ':')
-        return -1;
-    return m->level_case(js_ws(p + 1, end), end, after);
-}
 
 /* Whether optic i can be read from a whole message (it starts at the root,
  * or through its base). */

@@ -1630,25 +1630,6 @@ int ru_how(const op_schema *s, int i)
     return s->optics[o->base].seek != NULL ? RU_SEEK : RU_BASE;
 }
 
-/* Optic i's part in reading its base's union past the tag (ru_slot.tag):
- * read through a raw base, a tag whose key JSON writes with no escape
- * (op_tag_first compares its bytes), or a field of one of the union's
- * cases that can be read past it. */
-static int tag_role(const op_schema *s, int i)
-{
-    const op_member *m = &s->optics[i].member;
-    if (ru_how(s, i) != RU_SEEK || m->tag.p == NULL)
-        return RU_TAG_NONE;
-    for (size_t k = 0; k < m->tag.n; k++)
-        if ((uint8_t)m->tag.p[k] < 0x20 || m->tag.p[k] == '"' || m->tag.p[k] == '\\')
-            return RU_TAG_NONE;
-    if (m->mode == OP_M_TAG && m->level_case != NULL)
-        return RU_TAG_FIRST;
-    if (m->mode == OP_M_FIELD && m->after_tag != NULL && m->want >= 0)
-        return RU_TAG_PAST;
-    return RU_TAG_NONE;
-}
-
 bool ru_subject_init(ru_subject *subj, const op_schema *s, ar_arena *a)
 {
     memset(subj, 0, offsetof(ru_subject, scratch));
@@ -1665,8 +1646,6 @@ bool ru_subject_init(ru_subject *subj, const op_schema *s, ar_arena *a)
         sl->scan = o->scan;
         sl->base = o->base;
         sl->how = (uint8_t)ru_how(s, i);
-        sl->tag = (uint8_t)tag_role(s, i);
-        sl->member = &o->member;
     }
     return true;
 }
@@ -1674,7 +1653,7 @@ bool ru_subject_init(ru_subject *subj, const op_schema *s, ar_arena *a)
 void ru_subject_wrap(ru_subject *subj)
 {
     for (int i = 0; i < RU_MAX_OPTICS; i++)
-        subj->slot[i].seen = subj->slot[i].sought = subj->slot[i].tagged = 0;
+        subj->slot[i].seen = subj->slot[i].sought = 0;
     subj->lv_gen = 0;
     subj->gen = 1;
 }
@@ -1741,11 +1720,11 @@ static inline const op_value *scan_into(ru_subject *subj, ru_slot *s, const uint
 
 /* Optic s read from where its raw base b starts (sought), to the
  * message's end: a miss when the base is absent. */
-static inline const op_value *from_start(ru_subject *subj, ru_slot *s, ru_slot *b)
+static inline const op_value *from_start(ru_subject *subj, ru_slot *s, const ru_slot *b)
 {
     if (b->start == NULL)
         return filled(subj, s, false);
-    return ru_c_from_base(subj, s, b, s->scan);
+    return scan_into(subj, s, b->start, (size_t)(subj->p + subj->n - b->start));
 }
 
 /* Optic i's value in the current message, or NULL for a miss. In line: the
@@ -1758,7 +1737,7 @@ static inline const op_value *read_optic(ru_subject *subj, int i)
     if (s->seen == g)
         return s->hit ? &s->val : NULL;
     if (s->how == RU_SEEK) {
-        ru_slot *b = &subj->slot[s->base];
+        const ru_slot *b = &subj->slot[s->base];
         if (b->sought == g && b->seen != g && !subj->model)
             return from_start(subj, s, b);
     }

@@ -115,17 +115,6 @@ enum {
     RU_BASE,  /* through a base read whole */
 };
 
-/* What an optic read through a raw base sought (RU_SEEK) has to do with the
- * union its base focuses (ru_slot.tag): most messages write the tag first,
- * so its read notes the case it names and where its value ends in the
- * base's slot, and a case's field read after it goes on from there
- * (op_member.after_tag) instead of reading the tag again. */
-enum {
-    RU_TAG_NONE,
-    RU_TAG_FIRST, /* the union's tag: looked for as the object's first member first */
-    RU_TAG_PAST,  /* a case's field: read past the tag when it was read so */
-};
-
 /* One optic in a subject: its value for the current message, and what
  * reading it takes (copied from the schema when the subject is bound). */
 typedef struct {
@@ -139,15 +128,6 @@ typedef struct {
     bool (*scan)(const uint8_t *p, size_t n, op_value *out, void *scratch, ar_arena *a);
     const uint8_t *start;
     op_value val;
-    /* RU_TAG_FIRST, RU_TAG_PAST: the optic's first step (its union's tag,
-     * the case's field and its case) */
-    uint8_t tag;
-    const op_member *member;
-    /* a raw base whose union's tag was read as its first member (tagged ==
-     * gen): the case it names, and just past its value */
-    uint32_t tagged;
-    int tag_case;
-    const uint8_t *tag_after;
 } ru_slot;
 
 /* The message being judged: its bytes or its decoded root, and its optics,

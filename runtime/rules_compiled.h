@@ -53,39 +53,6 @@ ru_c_scan(ru_subject *subj, ru_slot *sl, ru_scan_fn scan, const uint8_t *p, size
                      scan(p, n, &sl->val, sl->at ? subj->scratch + sl->at - 1 : NULL, subj->arena));
 }
 
-/* Slot sl's optic read from where its raw base bs starts (found): scanned
- * there, unless it is the base's union's tag written as the object's first
- * member (read so and noted in bs), or a field of one of its cases after
- * such a tag (read from just past it; another case: a miss, as the scanner
- * would find). ru_slot.tag says which. */
-static inline __attribute__((always_inline)) const op_value *
-ru_c_from_base(ru_subject *subj, ru_slot *sl, ru_slot *bs, ru_scan_fn scan)
-{
-    const uint8_t *end = subj->p + subj->n;
-    if (sl->tag == RU_TAG_PAST && bs->tagged == subj->gen) {
-        if (bs->tag_case != sl->member->want)
-            return ru_c_done(subj, sl, false);
-        memset(&sl->val, 0, sizeof sl->val);
-        return ru_c_done(subj, sl,
-                         sl->member->after_tag(bs->tag_after, end, &sl->val,
-                                               sl->at ? subj->scratch + sl->at - 1 : NULL,
-                                               subj->arena));
-    }
-    if (sl->tag == RU_TAG_FIRST) {
-        const uint8_t *after;
-        int c = op_tag_first(sl->member, bs->start, end, &after);
-        if (c >= 0) {
-            bs->tagged = subj->gen;
-            bs->tag_case = c;
-            bs->tag_after = after;
-            memset(&sl->val, 0, sizeof sl->val);
-            sl->val.e = c;
-            return ru_c_done(subj, sl, true);
-        }
-    }
-    return ru_c_scan(subj, sl, scan, bs->start, (size_t)(end - bs->start));
-}
-
 /* Optic i read from the walk of the message's root the rules' root optics
  * share (level.h; subj->lv set, subj->lvj[i] >= 0), into its slot; and raw
  * base b sought in it: where it starts, or NULL. */
@@ -129,7 +96,7 @@ ru_c_seek(ru_subject *subj, int i, int b, ru_scan_fn scan, ru_seek_fn seek)
     }
     if (bs->start == NULL)
         return ru_c_done(subj, sl, false);
-    return ru_c_from_base(subj, sl, bs, scan);
+    return ru_c_scan(subj, sl, scan, bs->start, (size_t)(subj->p + subj->n - bs->start));
 }
 
 #endif

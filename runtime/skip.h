@@ -116,20 +116,6 @@ static inline void sk_begin(sk_cursor *c, const uint8_t *open, const uint8_t *en
     c->first = NULL;
 }
 
-/* A walk of an object begun at p, just past a value at depth 1 that the
- * caller read there before any walk (a union's tag, its first member): as
- * sk_begin at the object's '{', then sk_resume at p. */
-static inline void sk_begin_at(sk_cursor *c, const uint8_t *p, const uint8_t *end)
-{
-    c->p = p;
-    c->end = end;
-    c->closed = NULL;
-    c->blk = NULL;
-    c->fresh = false;
-    c->in_first = false;
-    c->first = NULL;
-}
-
 /* Continue from p, which must be at depth 1 outside any string (just after
  * a key's ':', or after a string at depth 1), or inside the string of the
  * last candidate: from its second byte on (the walk knows that block), or,
