@@ -10,11 +10,9 @@
  * Two layers. pp_feed is the pipe over bytes already in memory, so the
  * benchmark runs exactly what the filter runs. pp_stream drives it between
  * two descriptors: it is the feed of the runtime's loop (fw_run,
- * forward.h). Threads: 1 is the one the demo uses by default. Measured with
- * `run 200000 --threads 1|2` on 2 cores, where the three processes already
- * keep both cores busy, 2 was no faster for optics or the relay and a few
- * percent slower in the median; it only overlaps decode's judging with its
- * writes, which are small. So 1: fewer moving parts for the same figures.
+ * forward.h). Threads: 1 by default; 2 adds a writer thread behind a
+ * bounded queue, which overlaps judging with writes (small ones: the kept
+ * frames go out with writev from where they were read).
  */
 #ifndef TR_PIPE_H
 #define TR_PIPE_H

@@ -167,9 +167,8 @@ void ru_subject_wrap(ru_subject *subj);
 /* The next message: n bytes at p (one whole message, read by
  * op_scan_message's rules: through its base when an optic has one, the base
  * sought once for all optics sharing it), which must stay put while it is
- * judged; resets the arena. In line, as are rd_message at --verify off
- * and po_kind's look at the cache: the three saved 2-8 ns a message
- * (2026-12-04). */
+ * judged; resets the arena. In line: it runs once a message, before every
+ * read (as do rd_message at --verify off and po_kind's look at the cache). */
 static inline void ru_subject_bytes(ru_subject *subj, const uint8_t *p, size_t n)
 {
     if (__builtin_expect(++subj->gen == 0, 0))

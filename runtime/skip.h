@@ -62,7 +62,7 @@ typedef struct {
  * as compact JSON spells it from its opening quote (key[k], klen[k] bytes:
  * '"', the key, '"', cut at SK_KEY_BYTES). The AVX-512 walk then passes
  * over a candidate string that cannot be any of them without stopping (the
- * other widths measured no faster so, and stop at each): one whose
+ * other widths stop at each): one whose
  * bytes differ from each key's before any backslash (so its unescaped
  * text differs too). Every other candidate stops the walk as without
  * them: one that may be a key written with escapes, or a key's prefix, a

@@ -441,8 +441,8 @@ class Level:
         """The key is its case's first field: written in declared order (as
         our encoder and most write records), it comes right after the tag,
         so the scanner looks there before walking on (sk_resume_after).
-        Looking costs a case whose field comes later 2-3 ns, saves the one
-        right after it 8-9 (2026-12-04)."""
+        Only there: a look that finds another key costs a little before the
+        walk."""
         return self.case is not None and self._before() == []
 
     @property
@@ -454,12 +454,8 @@ class Level:
         (C literal, length) of its key spelled from the quote to the ':'.
         Empty when the steps could not reach the key (a list, map, record
         or union in front, or more than STEPS): steps that end in a walk
-        anyway only add their cost to it. Measured on the demo's leaves
-        (first layout, 2026-12-04): one step saved 6-9 ns a scanner (Service
-        before tier, Request before votes, Customer before plan); two
-        number steps (Impact) or three (the Bug's detail) took 3-9 ns more
-        than the walk they replaced, whose blocks run in parallel where
-        each step waits for the one before."""
+        anyway only add their cost to it. Few: each step waits for the one
+        before, where the walk's blocks run side by side."""
         before = self._before()
         if before is None or len(before) > STEPS:
             return []
@@ -508,10 +504,9 @@ class Level:
         for the walk to compare in line (skip.h) when it may and it pays: at
         most SK_KEYS of them, each spelled as it is (no byte JSON escapes),
         in an object of many members. Passing over a string that is no key
-        saves a stop, comparing costs each wanted key's stop a little: given
-        the keys everywhere, the demo's scanners of small objects (Detail's
-        cases, Impact, ...) took 1.6 to 5.8 ns more, the seek of the detail
-        among the Issue's 64 members 12 to 22 ns less (2026-12-04)."""
+        saves a stop, comparing costs each wanted key's stop a little: it
+        pays where many members stand in front of the key, not in small
+        objects."""
         firsts = ", ".join(c_char(b) for b in self.firsts)
         keys = self.keys
         if (not self.wide or len(keys) > SK_KEYS
@@ -555,7 +550,7 @@ def view_type(t: TypeRef, root) -> str:
 WIDE = 16
 
 # The most members a scanner passes over one by one before a wanted field
-# (Level.steps; more measured slower than the walk).
+# (Level.steps: more wait on each other longer than the walk takes).
 STEPS = 1
 
 
