@@ -1014,9 +1014,10 @@ static void print_lit(printer *w, const lit *l)
         if (rg_below(w->rg, 4) == 0) {
             print_str(w, l->cases[l->e].p, l->cases[l->e].n);
         } else {
-            char b[256];
-            snprintf(b, sizeof b, "%.*s", (int)l->cases[l->e].n, l->cases[l->e].p);
-            tok(w, K_WORD, b);
+            bb t = {0}; /* the whole name, however long */
+            bb_put(&t, l->cases[l->e].p, l->cases[l->e].n);
+            tok(w, K_WORD, (const char *)t.p);
+            free(t.p);
         }
         break;
     default: tok(w, K_WORD, l->b ? "true" : "false"); break;
