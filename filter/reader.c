@@ -140,11 +140,8 @@ void rd_free(rd_reader *r)
     free(r);
 }
 
-bool rd_message_checked(rd_reader *r, vf_level level, tr_message m)
+bool rd_message_check(rd_reader *r, vf_level level, tr_message m)
 {
-    ru_subject_bytes(&r->ru, m.p, m.n);
-    if (level == VF_OFF)
-        return true;
     int b = kind_base();
     op_value v;
     bool hit = false;

@@ -83,16 +83,17 @@ typedef struct {
 rd_reader *rd_new(void);
 void rd_free(rd_reader *r);
 
+/* rd_message's check at a level other than VF_OFF, out of line: m is
+ * already the reader's message. */
+bool rd_message_check(rd_reader *r, vf_level level, tr_message m);
+
 /* m becomes the reader's message, checked at level: false when the level
- * rejects it (then it is judged none and dropped). In line for VF_OFF. */
-bool rd_message_checked(rd_reader *r, vf_level level, tr_message m);
+ * rejects it (then it is judged none and dropped). In line: at VF_OFF it
+ * checks nothing. */
 static inline bool rd_message(rd_reader *r, vf_level level, tr_message m)
 {
-    if (level == VF_OFF) {
-        ru_subject_bytes(&r->ru, m.p, m.n);
-        return true;
-    }
-    return rd_message_checked(r, level, m);
+    ru_subject_bytes(&r->ru, m.p, m.n);
+    return level == VF_OFF || rd_message_check(r, level, m);
 }
 
 /* Makes r a decode reader too: a root of the schema's root type and an

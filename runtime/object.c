@@ -76,8 +76,7 @@ const uint8_t *ob_next_slow(js_ctx *c, const uint8_t *p, const uint8_t *end, uin
 }
 
 const uint8_t *ob_name(js_ctx *c, const uint8_t *p, const uint8_t *end, ob_from_fn from,
-                       const js_str *names, int ncases, size_t longest, tr_code unknown,
-                       int *out)
+                       const js_str *names, int ncases, tr_code unknown, int *out)
 {
     if (p >= end || *p != '"')
         return ob_wrong_type(c, p, end);
@@ -89,13 +88,13 @@ const uint8_t *ob_name(js_ctx *c, const uint8_t *p, const uint8_t *end, ob_from_
     size_t n = (size_t)(q - 1 - (p + 1));
     uint8_t buf[256];
     if (esc) {
-        /* A spelling that decodes to more than longest bytes names no case;
-         * the decoding stops there. One that decodes to more than buf holds
-         * can only be a name that long: compared with each such name as it
-         * is decoded (the cases of a schema: linear in the string) */
-        size_t m = js_unescape_max(p + 1, n, buf, longest < sizeof buf ? longest : sizeof buf);
+        /* decoded into buf (the decoding stops past it); a spelling that
+         * decodes to more can only be a name that long, compared with each
+         * such name as it is decoded (a schema's cases: linear in the
+         * string) */
+        size_t m = js_unescape_max(p + 1, n, buf, sizeof buf);
         if (m == SIZE_MAX) {
-            for (int i = 0; longest > sizeof buf && i < ncases; i++)
+            for (int i = 0; i < ncases; i++)
                 if (names[i].n > sizeof buf && js_unescaped_is(p + 1, n, names[i].p, names[i].n)) {
                     *out = i;
                     return q;
@@ -114,7 +113,7 @@ const uint8_t *ob_name(js_ctx *c, const uint8_t *p, const uint8_t *end, ob_from_
 
 const uint8_t *ob_find_tag(js_ctx *c, const uint8_t *p, const uint8_t *end, const char *tag,
                            size_t tag_len, ob_from_fn from, const js_str *names, int ncases,
-                           size_t longest, int *kind)
+                           int *kind)
 {
     const uint8_t *open = p;
     if (++c->depth > c->max_depth)
@@ -137,7 +136,7 @@ const uint8_t *ob_find_tag(js_ctx *c, const uint8_t *p, const uint8_t *end, cons
         bool hit = kn == tag_len && memcmp(k, tag, tag_len) == 0;
         ar_scratch_pop(c->arena, mark);
         if (hit) {
-            if (ob_name(c, p, end, from, names, ncases, longest, TR_E_TAG, kind) == NULL)
+            if (ob_name(c, p, end, from, names, ncases, TR_E_TAG, kind) == NULL)
                 return NULL;
             c->depth--;
             return open;

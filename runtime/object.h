@@ -66,15 +66,13 @@ static inline const uint8_t *ob_next(js_ctx *c, const uint8_t *p, const uint8_t 
 }
 
 /* A string naming a case (an enum's or a union tag's): p at the value. from
- * maps decoded bytes to the case (or -1: `unknown`, TR_E_ENUM or TR_E_TAG).
- * The cases: names[0, ncases) in schema order, longest the longest, in
- * bytes; a name written with escapes is decoded, or (one over 256 bytes)
- * compared with each name as it is decoded, so a case is read whatever its
- * length and spelling. */
+ * maps decoded bytes to the case (or -1: `unknown`, TR_E_ENUM or TR_E_TAG);
+ * names[0, ncases) are the cases in schema order. A name written with
+ * escapes is decoded, or (one over 256 bytes) compared with each name that
+ * long as it is decoded, so a case is read whatever its length and spelling. */
 typedef int (*ob_from_fn)(const char *s, size_t n);
 const uint8_t *ob_name(js_ctx *c, const uint8_t *p, const uint8_t *end, ob_from_fn from,
-                       const js_str *names, int ncases, size_t longest, tr_code unknown,
-                       int *out);
+                       const js_str *names, int ncases, tr_code unknown, int *out);
 
 /* p at a '{': finds the union tag among the object's members (any position;
  * the first occurrence: a second is the body decoder's duplicate error) and
@@ -82,7 +80,7 @@ const uint8_t *ob_name(js_ctx *c, const uint8_t *p, const uint8_t *end, ob_from_
  * passes over; consumes nothing (returns p itself on success). */
 const uint8_t *ob_find_tag(js_ctx *c, const uint8_t *p, const uint8_t *end, const char *tag,
                            size_t tag_len, ob_from_fn from, const js_str *names, int ncases,
-                           size_t longest, int *kind);
+                           int *kind);
 
 /* The index of the first entry whose key (a js_str at the start of each
  * stride-byte entry) repeats an earlier one, or -1 when keys are unique,

@@ -1662,14 +1662,7 @@ void ru_subject_wrap(ru_subject *subj)
  * it is (a caller may have decoded the root into it). */
 void ru_subject_model(ru_subject *subj, const void *root)
 {
-    if (++subj->gen == 0)
-        ru_subject_wrap(subj);
-    subj->lv = NULL;
-    subj->reads = 0;
-    subj->model = true;
-    subj->root = root;
-    subj->p = NULL;
-    subj->n = 0;
+    ru_subject_next(subj, true, NULL, 0, root);
 }
 
 /* A read hands back the cached value itself, never a copy: a scanner has

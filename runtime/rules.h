@@ -160,9 +160,24 @@ typedef struct {
 __attribute__((warn_unused_result)) bool ru_subject_init(ru_subject *subj, const op_schema *s,
                                                         ar_arena *a);
 
-/* ru_subject_bytes's rare case, out of line: the message number wrapped,
+/* ru_subject_next's rare case, out of line: the message number wrapped,
  * every slot is forgotten. */
 void ru_subject_wrap(ru_subject *subj);
+
+/* The subject's next message, of either kind (ru_subject_bytes,
+ * ru_subject_model): a new number, nothing read yet. */
+static inline void ru_subject_next(ru_subject *subj, bool model, const uint8_t *p, size_t n,
+                                   const void *root)
+{
+    if (__builtin_expect(++subj->gen == 0, 0))
+        ru_subject_wrap(subj);
+    subj->lv = NULL;
+    subj->reads = 0;
+    subj->model = model;
+    subj->p = p;
+    subj->n = n;
+    subj->root = root;
+}
 
 /* The next message: n bytes at p (one whole message, read by
  * op_scan_message's rules: through its base when an optic has one, the base
@@ -171,14 +186,7 @@ void ru_subject_wrap(ru_subject *subj);
  * read (as do rd_message at --verify off and po_kind's look at the cache). */
 static inline void ru_subject_bytes(ru_subject *subj, const uint8_t *p, size_t n)
 {
-    if (__builtin_expect(++subj->gen == 0, 0))
-        ru_subject_wrap(subj);
-    subj->lv = NULL;
-    subj->reads = 0;
-    subj->model = false;
-    subj->p = p;
-    subj->n = n;
-    subj->root = NULL;
+    ru_subject_next(subj, false, p, n, NULL);
     if (subj->arena != NULL)
         ar_reset(subj->arena);
 }
