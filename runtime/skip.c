@@ -35,6 +35,11 @@ typedef struct {
      * candidate, and the step skips both. At AVX-512 telling them apart
      * measured no faster. */
     bool quiet;
+    /* false: the block has no backslash (bs is 0). The AVX-512 code tells
+     * so from its mask register and moves bs out of it only when it holds
+     * one: most blocks have none, and the moves from mask registers are
+     * what its loop queues on. The other widths set true. */
+    bool bs_seen;
 } sk_masks;
 
 /* Each width compares the wanted bytes as it prepares them once a call
@@ -70,6 +75,7 @@ static inline void masks_portable(const uint8_t *s, size_t n, int nf, const sk_f
     m->cb = cb;
     m->f = fm;
     m->quiet = false;
+    m->bs_seen = true;
 }
 
 /* One block's brackets and candidates, given the depth at its start.
@@ -195,7 +201,7 @@ walk_end(sk_cursor *c, const uint8_t *s, size_t n, uint64_t ob, uint64_t cb, uin
         MASKS(s, (N), NF, &want, &m);                                                   \
         uint64_t q = m.q, in, cand = 0;                                                 \
         /* a quiet block after no escape has none of its own and no candidate */     \
-        if (!m.quiet || esc_carry != 0)                                                 \
+        if ((!m.quiet && m.bs_seen) || esc_carry != 0)                                  \
             q &= ~bk_escaped_bits(m.bs, &esc_carry);                                    \
         in = PXOR(q) ^ in_carry;                                                        \
         /* the next block's carry: in's last bit, all over (one instruction; */         \
@@ -325,6 +331,7 @@ __attribute__((target("sse2"))) static inline void masks_sse2(const uint8_t *s, 
         m->f = EQ4(FIRST);
 #undef FIRST
     }
+    m->bs_seen = true;
 #undef EQ4
 #undef QUOTE
 #undef BSL
@@ -396,6 +403,7 @@ __attribute__((target("avx2"))) static inline void masks_avx2(const uint8_t *s, 
     m->cb = bk_mask32x2(_mm256_cmpeq_epi8(la, _mm256_set1_epi8('}')),
                         _mm256_cmpeq_epi8(lb, _mm256_set1_epi8('}')));
     m->quiet = false;
+    m->bs_seen = true;
     if (look) {
         __m256i loud = _mm256_or_si256(ba, bb);
         if (nf != 0) {
@@ -433,7 +441,9 @@ masks_avx512(const uint8_t *s, size_t n, int nf, const want_avx512 *w, sk_masks 
                         : _mm512_maskz_loadu_epi8((__mmask64)((1ull << n) - 1), (const void *)s);
     __m512i lo = _mm512_or_si512(v, _mm512_set1_epi8(0x20));
     m->q = _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8('"'));
-    m->bs = _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8('\\'));
+    __mmask64 bs = _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8('\\'));
+    m->bs_seen = !_kortestz_mask64_u8(bs, bs);
+    m->bs = m->bs_seen ? (uint64_t)bs : 0;
     m->ob = _mm512_cmpeq_epi8_mask(lo, _mm512_set1_epi8('{'));
     m->cb = _mm512_cmpeq_epi8_mask(lo, _mm512_set1_epi8('}'));
     m->f = 0;
