@@ -59,8 +59,13 @@ Q := @
 say = @printf '  %-4s %s\n' $(1) $(2)
 endif
 
-# The optic scanners: one .re per optic, listed by the generator.
--include $(GEN)/optics.mk
+# The optic scanners: one .re per optic, listed by the generator. Made
+# first when missing or older than the schema, for every goal but those
+# that read no generated file; a schema with errors stops make there, once.
+NO_GEN_GOALS := clean deps
+ifneq ($(if $(MAKECMDGOALS),$(filter-out $(NO_GEN_GOALS),$(MAKECMDGOALS)),all),)
+include $(GEN)/optics.mk
+endif
 # Whether the schema declares the demo's model (scripts/demo_model.py: the
 # same types as tests/support/demo/issue.schema, and its optics among
 # others). The suites, bench rows, harnesses and example written for the
@@ -112,7 +117,7 @@ DEMO_OBJ := $(DEMO_SRC:demo/%.c=$(BUILD)/obj/demo/%.o)
 TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%) $(BUILD)/tests/test_rules_model_c
 BENCH_OBJ := $(BENCH_SRC:bench/%.c=$(BUILD)/obj/bench/%.o)
 
-# The bench's peers (bench/peers*.c, issue 5), each built in when its Debian
+# The bench's peers (bench/peers*.c: the libraries a user would pick instead), each built in when its Debian
 # package is there (scripts/deps.sh --bench installs them); a case a build
 # lacks is left out of the figures. simdjson is C++: compiled with the C++
 # compiler matching $(CC), and then the link goes through it too.
