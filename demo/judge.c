@@ -211,10 +211,12 @@ int cmd_judge(int argc, char **argv)
     int wrc = out_close("judge");
     int rc = 0;
     if (inflate_err.code != TR_E_OK) {
-        fprintf(stderr, "triage-demo judge: %s: %s (%s) at byte %zu, in the message at byte %zu\n",
+        fprintf(stderr,
+                "triage-demo judge: %s: %s (%s) at byte %zu (byte %zu of the message of the "
+                "frame at byte %zu)\n",
                 gz_encoding_name(enc), tr_error_text(inflate_err.code),
                 tr_error_name(inflate_err.code), f.offset + FR_HEADER_LEN + inflate_err.offset,
-                f.offset);
+                inflate_err.offset, f.offset);
         rc = 2;
     } else if (r < 0) {
         src_report(&src, "judge");

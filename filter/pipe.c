@@ -108,9 +108,11 @@ static void inflate_failed(pp_pipe *pp, const fr_frame *f, tr_error e)
     pp->inflate_err = e;
     pp->inflate_err_frame = f->offset;
     if (pp->warn != NULL)
-        fprintf(pp->warn, "%s: %s (%s) at byte %zu, in the message at byte %zu: dropped\n",
+        fprintf(pp->warn,
+                "%s: %s (%s) at byte %zu (byte %zu of the message of the frame at byte %zu): "
+                "dropped\n",
                 gz_encoding_name(pp->enc), tr_error_text(e.code), tr_error_name(e.code),
-                f->offset + FR_HEADER_LEN + e.offset, f->offset);
+                f->offset + FR_HEADER_LEN + e.offset, e.offset, f->offset);
 }
 
 /* Judges batch[0 .. n) (timed as one piece: two clock reads per batch,

@@ -578,11 +578,12 @@ static void gz_corrupt(gz_encoding e, int threads)
     char line[2][256];
     tr_code corrupt = e == GZ_GZIP ? TR_E_GZIP_CORRUPT : TR_E_ZLIB_CORRUPT;
     tr_code check = e == GZ_GZIP ? TR_E_GZIP_CRC : TR_E_ZLIB_ADLER;
-    snprintf(line[0], sizeof line[0], "%s: %s (%s) at byte %zu, in the message at byte %zu: dropped\n",
-             gz_encoding_name(e), tr_error_text(corrupt), tr_error_name(corrupt),
-             zoff[100] + FR_HEADER_LEN, zoff[100]);
-    snprintf(line[1], sizeof line[1], "%s: %s (%s) at byte %zu, in the message at byte %zu: dropped\n",
-             gz_encoding_name(e), tr_error_text(check), tr_error_name(check), zoff[201] - sum,
+    static const char form[] =
+        "%s: %s (%s) at byte %zu (byte %zu of the message of the frame at byte %zu): dropped\n";
+    snprintf(line[0], sizeof line[0], form, gz_encoding_name(e), tr_error_text(corrupt),
+             tr_error_name(corrupt), zoff[100] + FR_HEADER_LEN, (size_t)0, zoff[100]);
+    snprintf(line[1], sizeof line[1], form, gz_encoding_name(e), tr_error_text(check),
+             tr_error_name(check), zoff[201] - sum, zoff[201] - sum - (zoff[200] + FR_HEADER_LEN),
              zoff[200]);
     char both[512];
     snprintf(both, sizeof both, "%s%s", line[0], line[1]);
