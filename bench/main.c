@@ -74,5 +74,10 @@ int main(int argc, char **argv)
             rc = 1;
         fflush(stdout);
     }
+    /* results that cannot be written are not results: say so */
+    if (ferror(stdout) || fclose(stdout) != 0) {
+        fprintf(stderr, "triage-bench: cannot write stdout\n");
+        return 1;
+    }
     return rc;
 }

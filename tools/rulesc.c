@@ -8,6 +8,7 @@
  * a build for another schema) are not an error here: the file then defines
  * NAME empty, which fits no rules, the message goes to stderr as a warning,
  * and the program that needs them reports it when it loads them. */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -42,7 +43,7 @@ int main(int argc, char **argv)
     ru_rules *r = ru_load(argv[1], &tr_schema, err, sizeof err);
     FILE *f = fopen(argv[3], "w");
     if (f == NULL) {
-        perror(argv[3]);
+        fprintf(stderr, "triage-rulesc: cannot write %s: %s\n", argv[3], strerror(errno));
         ru_free(r);
         return 1;
     }
