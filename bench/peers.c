@@ -1,4 +1,4 @@
-/* peers.c: benches `peers` and `sweep` (issue 5): our two readers against
+/* peers.c: benches `peers` and `sweep`: our two readers against
  * the libraries a user would pick instead, on the same messages, judged
  * with the same (default) policy, in the same run.
  *

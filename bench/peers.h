@@ -1,5 +1,5 @@
 /* peers.h: what the `peers` and `sweep` benchmarks share with the peer
- * readers, the libraries a user would pick instead of ours (issue 5).
+ * readers, the libraries a user would pick instead of ours.
  *
  * Plain C, also included from C++ (peers_simdjson.cpp): no project header
  * comes in through here. The policy reaches the peers as the names it keeps

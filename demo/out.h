@@ -4,7 +4,7 @@
 
 #include <stdbool.h>
 
-/* Results on stdout are never lost silently (issue 16). out_failed: true
+/* Results on stdout are never lost silently. out_failed: true
  * once a write to stdout has failed (ferror), remembering the first
  * failure's errno; call it right after writing, so that errno is the
  * write's. out_close: flushes and closes stdout; 0, or 1 after printing

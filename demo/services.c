@@ -117,7 +117,7 @@ static void upstream_help(FILE *f)
  * written with writev: tried, a memfd sent with sendfile saved the upstream
  * little and cost the filter more, its receive copy then reading pages no
  * cache had seen. A stream of N messages cycles through it, so memory is the
- * pool's whatever N (issue 16: holding all of `run 200000` took 805 MB). */
+ * pool's whatever N (holding all of `run 200000` took 805 MB). */
 typedef struct {
     uint8_t *buf;
     size_t len;    /* bytes in buf */

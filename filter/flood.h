@@ -1,4 +1,4 @@
-/* flood.h: Issues whose `tags` map is built to flood a hash table (issue 16).
+/* flood.h: Issues whose `tags` map is built to flood a hash table.
  *
  * ob_dup_key (runtime/object.c) used to hash a map's keys with unseeded
  * FNV-1a, masked to the table's low bits, and to probe linearly: keys that

@@ -1,4 +1,4 @@
-# grpc.mk: the gRPC proxy's interop test (issue 13), included by the Makefile.
+# grpc.mk: the gRPC proxy's interop test, included by the Makefile.
 #   make test-grpc    triage-demo proxy between grpcio clients and servers
 #                     (Debian's python3-grpcio, run by /usr/bin/python3):
 #                     the $(BUILD) binary, then the same test on the ASan and

@@ -1,4 +1,4 @@
-# scale.mk: several proxies behind HAProxy (issue 14), included by the Makefile.
+# scale.mk: several proxies behind HAProxy, included by the Makefile.
 #   make scale-demo   a grpcio server, PROXIES proxies behind HAProxy (run in
 #                     the foreground with deploy/haproxy.cfg on free loopback
 #                     ports) and a grpcio load generator: each proxy's calls

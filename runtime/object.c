@@ -158,7 +158,7 @@ const uint8_t *ob_find_tag(js_ctx *c, const uint8_t *p, const uint8_t *end, cons
  * attacker cannot aim at: SipHash-1-3 (the variant Rust's and Python's hash
  * tables use) under a 128-bit key drawn from getrandom once per process.
  * The unseeded FNV-1a it replaces let one 1.2 MB message of 65 536 keys
- * built to agree in their low bits cost 12 s (issue 16). The result of
+ * built to agree in their low bits cost 12 s. The result of
  * ob_dup_key does not depend on the key: the first repeat is the first
  * repeat whatever the table's order. */
 

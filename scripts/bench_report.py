@@ -71,7 +71,7 @@ def target_row(w, get, bench, size, name, layout, a, b, limit, strict=False, at_
 
 def grpc_scale_section(w, rows):
     """Bench grpc-scale: the proxy's workers, 1 to 256 streams, and the
-    latency it adds (issue 14), with the issue's targets."""
+    latency it adds, with the targets."""
     g = [r for r in rows if r.get("bench") == "grpc-scale"]
     th = [r for r in g if r["kind"] == "throughput"]  # grpc-haproxy's rows go with them
     lats = [r for r in g if r["kind"] == "latency"]
@@ -144,7 +144,7 @@ def grpc_scale_section(w, rows):
                 "%d / %d" % (p["calls"], p["messages"]) for p in r["per_proxy"]) or
                 "HAProxy straight to the server"))
         w("")
-    w("Targets (issue 14), in this run:\n")
+    w("Targets (the latency the proxy adds), in this run:\n")
     w("| target | measured | met |")
     w("|---|---|---|")
     by = {(r["workers"], r["streams"]): r for r in th}
@@ -178,7 +178,7 @@ def grpc_scale_section(w, rows):
 
 
 def grpc_section(w, rows):
-    """Bench grpc: gRPC over HTTP/2 through the proxy (issue 13), a table per
+    """Bench grpc: gRPC over HTTP/2 through the proxy, a table per
     run and the issue's targets at 8 streams."""
     g = [r for r in rows if r.get("bench") == "grpc"]
     if not g:
@@ -214,7 +214,7 @@ def grpc_section(w, rows):
             f(r, "proxy_cpu_us_per_msg", "%.2f"), f(r, "messages_placed", "%d")))
     w("")
     at = {r["case"]: r for r in g if r["streams"] == 8}
-    w("Targets (issue 13), at 8 concurrent streams, in this run:\n")
+    w("Targets (the proxy's throughput), at 8 concurrent streams, in this run:\n")
     w("| target | measured | met |")
     w("|---|---|---|")
 
@@ -351,7 +351,7 @@ def main():
         def peers_target(*args, **kw):
             target_row(w, get, "peers", size, *args, **kw)
 
-        w("## Targets (issue 5), ratios in this run\n")
+        w("## Targets (the decoder against its peers), ratios in this run\n")
         w("| target | layout | measured | met |")
         w("|---|---|---|---|")
 
@@ -363,8 +363,8 @@ def main():
         peers_target("optics within 3× of memchr over the bytes before detail", "first", "optics", "memchr-front", 3.0)
         w("")
 
-        # Issue 12's (the rules engine), from the same rows.
-        w("## Targets (issue 12: the rules over every optic), ratios in this run\n")
+        # The rules engine's, from the same rows.
+        w("## Targets (the rules over every optic), ratios in this run\n")
         w("| target | layout | measured | met |")
         w("|---|---|---|---|")
         peers_target("optics at least 10× faster than decode", "late", "decode", "optics", 10.0,
@@ -395,11 +395,11 @@ def main():
                 w("| %s | %s | %s |" % (c, layout, " | ".join(cells)))
         w("")
 
-    # The verify levels' targets (issue 6), from bench triage.
+    # The verify levels' targets, from bench triage.
     tri = [r for r in rows if r.get("bench") == "triage"]
     if tri:
         tsize = tri[0].get("size")
-        w("## Targets (issue 6: the verify levels), ratios in this run\n")
+        w("## Targets (the verify levels), ratios in this run\n")
 
         def triage_target(*args, **kw):
             target_row(w, get, "triage", tsize, *args, **kw)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# reliability.sh: issue 16 end to end. No output is lost silently (every
+# reliability.sh: the limits end to end. No output is lost silently (every
 # command that writes results, against /dev/full or a reader that went
 # away); options outside their range are errors; the policy file's rules;
 # `run`'s upstream memory does not grow with N; a peer that goes away is

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# run.sh: `triage-demo proxy` between real gRPC peers (issue 13): grpcio
+# run.sh: `triage-demo proxy` between real gRPC peers: grpcio
 # clients and a grpcio server (tests/grpc/peer.py, Debian's python3-grpcio
 # under /usr/bin/python3), on 127.0.0.1 with ephemeral ports.
 #

@@ -6,7 +6,7 @@
  *    those rules written out in C over the decoded Issue, by case names;
  *  - the JSON policy form means the rules it stands for: each JSON file
  *    judges every message as a hand-written rules text does (escaped keys
- *    too, and minVotes across its range, issue 16);
+ *    too, and minVotes across its range);
  *  - the JSON form's errors, each exact, naming the file, line and column;
  *  - loading a JSON file (and a path that is a directory, named as one),
  *    --where, and rd_policy's choice.
@@ -442,7 +442,7 @@ END_TEST
 
 static int kind_index(const char *name) { return tr_Detail_from(name, strlen(name)); }
 
-/* Keys compare unescaped (issue 16): an escaped key is the key it spells,
+/* Keys compare unescaped: an escaped key is the key it spells,
  * and a repeat of it is seen. */
 START_TEST(json_keys_compare_unescaped)
 {
@@ -476,7 +476,7 @@ START_TEST(json_keys_compare_unescaped)
 }
 END_TEST
 
-/* minVotes is from 0 to 2147483647 (issue 16: -1 was taken, and every
+/* minVotes is from 0 to 2147483647 (-1 was taken once, and every
  * Request passed the votes rule). */
 START_TEST(json_min_votes_range)
 {
@@ -639,7 +639,7 @@ START_TEST(load_file)
 }
 END_TEST
 
-/* A policy path that is a directory is named as one (issue 16). */
+/* A policy path that is a directory is named as one. */
 START_TEST(policy_path_is_a_directory)
 {
     char dir[] = "/tmp/test_policy_XXXXXX";

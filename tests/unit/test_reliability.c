@@ -1,9 +1,9 @@
-/* test_reliability.c: issue 16's hash. No input costs more than linear time:
+/* test_reliability.c: the duplicate-key hash. No input costs more than linear time:
  * the duplicate-key check (ob_dup_key, runtime/object.c) hashes keys with
  * SipHash-1-3 under a key drawn per process, finds the first repeat at
  * every table size and when its arena is full, and keys built to collide
  * under the old unkeyed hash (flood.h) cost what random keys cost. The
- * policy file's rules of issue 16 (a directory named as one, keys compared
+ * policy file's limits (a directory named as one, keys compared
  * unescaped, minVotes in range) are test_policy.c's. The command-line half
  * (lost output, options out of range, run's memory, the verify levels) is
  * tests/e2e/reliability.sh. */

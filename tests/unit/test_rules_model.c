@@ -1,5 +1,5 @@
 /* test_rules_model.c: the rule engine (runtime/rules.h) against a direct
- * evaluation, on whatever schema the tables describe (issue 12's property
+ * evaluation, on whatever schema the tables describe (the rules' property
  * test). Like test_model.c it reaches the schema only through tr_schema, so
  * it builds and runs unchanged on schema/issue.schema and on every
  * schema in tests/models (make model-check).

@@ -1,4 +1,4 @@
-/* test_verify_differential.c: the differential classes of issue 6, one by
+/* test_verify_differential.c: the parser-differential classes, one by
  * one, through the verify levels (filter/verify.h) and every reader:
  * truncation at every byte, NUL bytes anywhere, invalid UTF-8 in keys and
  * values, the depth bomb; and JSONTestSuite's files through the JSON level,
@@ -14,7 +14,7 @@
 #include "support/fixture.h"
 #include "support/suite.h"
 
-/* ---- the differential classes of issue 6 ---- */
+/* ---- the parser-differential classes ---- */
 
 /* Truncation at every byte: every proper prefix is rejected at both levels,
  * and the optics agree with decode on each (a miss or a rejection, never a
