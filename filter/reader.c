@@ -154,7 +154,9 @@ bool rd_message_check(rd_reader *r, vf_level level, tr_message m)
             return vf_check(r->vc, VF_JSON, m).code == TR_E_OK;
         if (r->key == NULL)
             return true;
-        hit = f.val != NULL;
+        /* a null is a miss, as the raw scanners have it (an optional
+         * field's null is its absence) */
+        hit = f.val != NULL && *f.val != 'n';
         if (hit)
             v.bytes.p = f.val, v.bytes.n = (size_t)(f.end - f.val);
     } else {
