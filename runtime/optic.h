@@ -66,6 +66,13 @@ typedef struct {
     tr_error (*decode)(const uint8_t *p, size_t n, ar_arena *a, void *out);
 } op_type;
 
+/* A field of a record that rules cannot read as a value (a list, a map or
+ * a union): the rules loader names it as what it is, not as no field. */
+typedef struct {
+    const char *name;
+    const char *what; /* "list", "map" or "union" */
+} op_unread;
+
 /* A field of a record an optic focuses, for a rule's `.field` steps. */
 typedef struct op_field {
     const char *name;
@@ -77,6 +84,8 @@ typedef struct op_field {
     bool (*get)(const void *record, op_value *out);
     const struct op_field *fields; /* OP_RECORD: its own fields; else NULL */
     int nfields;
+    const op_unread *unread; /* OP_RECORD: its fields rules cannot read; else NULL */
+    int nunread;
 } op_field;
 
 /* An optic's first step into the object at its source, as its scanner takes
@@ -161,6 +170,8 @@ typedef struct {
      * and maps are left out); else NULL, 0. */
     const op_field *fields;
     int nfields;
+    const op_unread *unread; /* OP_RECORD: the record's lists, maps and unions; else NULL */
+    int nunread;
     op_member member;        /* its first step (mode OP_M_NONE: none to share) */
 } op_optic;
 

@@ -113,6 +113,8 @@ typedef struct {
     int ncases;
     const op_field *fields;
     int nfields;
+    const op_unread *unread;
+    int nunread;
     op_value k; /* a literal; a string's bytes are pool[str ..] */
     bool f;
     int wide;   /* an integer past i64's range: its sign (k.f is it rounded) */
@@ -664,6 +666,8 @@ static int parse_path(ps *P, const tok *k, int optic, operand *x)
     x->ncases = o->ncases;
     x->fields = o->fields;
     x->nfields = o->nfields;
+    x->unread = o->unread;
+    x->nunread = o->nunread;
     if (!readable(P->s, optic)) {
         char word[64];
         clip(P->t + k->at, k->end - k->at, 40, word, sizeof word);
@@ -701,8 +705,14 @@ static int parse_path(ps *P, const tok *k, int optic, operand *x)
             for (int i = 0; i < x->nfields; i++)
                 join(&j, x->fields[i].name, strlen(x->fields[i].name));
             clip(fname, fn, 40, word, sizeof word);
-            return fail(P, f.at, "%s has no field '%s' (fields: %s)", x->type, word,
-                        x->nfields ? list : "none that rules can read");
+            const char *nofields = x->nfields ? list : "none that rules can read";
+            for (int i = 0; i < x->nunread; i++)
+                if (strlen(x->unread[i].name) == fn && memcmp(x->unread[i].name, fname, fn) == 0)
+                    return fail(P, f.at,
+                                "expected a value, found %s.%s, a %s: rules read no list, map "
+                                "or union (fields they read: %s)",
+                                x->type, word, x->unread[i].what, nofields);
+            return fail(P, f.at, "%s has no field '%s' (fields: %s)", x->type, word, nofields);
         }
         if (!grow(P, (void **)&P->steps, &P->csteps, P->nsteps + 1, sizeof *P->steps))
             return -1;
@@ -714,6 +724,8 @@ static int parse_path(ps *P, const tok *k, int optic, operand *x)
         x->ncases = hit->ncases;
         x->fields = hit->fields;
         x->nfields = hit->nfields;
+        x->unread = hit->unread;
+        x->nunread = hit->nunread;
         x->end = f.end;
     }
     return 0;

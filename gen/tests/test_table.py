@@ -106,9 +106,16 @@ class Table(unittest.TestCase):
         self.assertEqual([r.name for r in self.t.field_records], ["When", "Item"])
         self.assertEqual([row.field.name for row in self.t.fields["Item"]],
                          ["name", "n", "when"])  # the list is left out
-        self.assertIn('{"when", OP_RECORD, "When", NULL, 0, fg_5, fields_When, 3},', self.c)
-        self.assertIn('{"zone", OP_ENUM, "Zone", tr_Zone_names, 2, fg_1, NULL, 0},', self.c)
-        self.assertIn(".fields = fields_Item,\n        .nfields = 3,", self.c)
+        # and named, so that the rules loader says what it is
+        self.assertEqual(self.t.unread["Item"], [("tags", "list")])
+        self.assertEqual(self.t.unread["When"], [])
+        self.assertIn('{"when", OP_RECORD, "When", NULL, 0, fg_5, fields_When, 3, NULL, 0},',
+                      self.c)
+        self.assertIn('{"zone", OP_ENUM, "Zone", tr_Zone_names, 2, fg_1, NULL, 0, NULL, 0},',
+                      self.c)
+        self.assertIn('static const op_unread unread_Item[1] = {\n    {"tags", "list"},\n};', self.c)
+        self.assertIn(".fields = fields_Item,\n        .nfields = 3,\n"
+                      "        .unread = unread_Item,\n        .nunread = 1,", self.c)
 
     def test_every_thunk_has_a_comment_naming_what_it_serves(self):
         h = self.files["tr_optics_thunks.h"]

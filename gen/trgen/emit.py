@@ -17,9 +17,10 @@ from .schema import Enum, Record, Schema, TypeRef, Union, decl_fields
 
 TEMPLATES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "templates")
 
-# Bump when the runtime's interface to generated code changes; the generated
+# Bump when the runtime's interface to generated code changes (with
+# runtime/version.h's TR_RUNTIME_VERSION); the generated
 # header refuses to compile against another runtime version.
-RUNTIME_VERSION = 2
+RUNTIME_VERSION = 3
 
 SCALAR_C = {"i32": "int32_t", "i64": "int64_t", "f64": "double", "bool": "bool", "string": "js_str"}
 
@@ -677,6 +678,8 @@ class Table:
     first_field: int
     field_records: List[object]  # records with an op_field table, nested first
     fields: Dict[str, List[TableField]]  # record name -> its table rows
+    # record name -> its fields rules cannot read, as (name, "list" | "map" | "union")
+    unread: Dict[str, List[tuple]]
 
 
 def raw_encoder_types(s: Schema) -> List[TypeRef]:
@@ -766,9 +769,11 @@ def table_plan(m: "Model") -> Table:
             visit(t.optic.focus.decl)
     field_records = [d for d in m.records if id(d) in want]
     fields: Dict[str, List[TableField]] = {}
+    unread: Dict[str, List[tuple]] = {}
     n = 0
     for r in field_records:
         rows = []
+        unread[r.name] = []
         for fl in r.fields:
             ft = fl.type
             if ft.kind == "scalar":
@@ -777,10 +782,11 @@ def table_plan(m: "Model") -> Table:
                 kind_, member = "OP_ENUM", "e"
             elif is_record(ft):
                 kind_, member = "OP_RECORD", "ptr"
-            else:
-                continue  # lists, maps and unions are left out
+            else:  # lists, maps and unions: named only, for the loader's errors
+                unread[r.name].append((fl.name, ft.kind if ft.kind in ("list", "map") else "union"))
+                continue
             rows.append(TableField(fl, r, kind_, member, n,
                                    ft.decl if kind_ == "OP_RECORD" else None))
             n += 1
         fields[r.name] = rows
-    return Table(types, root, optics, kind, first_field, field_records, fields)
+    return Table(types, root, optics, kind, first_field, field_records, fields, unread)

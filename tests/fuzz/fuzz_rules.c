@@ -220,17 +220,20 @@ static js_str fzr_many_cases[FZR_MANY_CASES]; /* C0 .. C99, filled by fzr_init *
 static char fzr_many_names[FZR_MANY_CASES][4];
 
 static const op_field fzr_inner_fields[] = {
-    {"depth", OP_I32, "i32", NULL, 0, fzr_f_depth, NULL, 0},
-    {"word", OP_STRING, "string", NULL, 0, fzr_f_word, NULL, 0},
+    {"depth", OP_I32, "i32", NULL, 0, fzr_f_depth, NULL, 0, NULL, 0},
+    {"word", OP_STRING, "string", NULL, 0, fzr_f_word, NULL, 0, NULL, 0},
 };
+/* Rec's fields that rules cannot read (none of them is in Rec's C struct:
+ * the loader only names them) */
+static const op_unread fzr_rec_unread[] = {{"tags", "list"}, {"shape", "union"}};
 static const op_field fzr_rec_fields[] = {
-    {"n", OP_I64, "i64", NULL, 0, fzr_f_n, NULL, 0},
-    {"x", OP_F64, "f64", NULL, 0, fzr_f_x, NULL, 0},
-    {"s", OP_STRING, "string", NULL, 0, fzr_f_s, NULL, 0},
-    {"on", OP_BOOL, "bool", NULL, 0, fzr_f_on, NULL, 0},
-    {"lvl", OP_ENUM, "Sev", fzr_sev_cases, 3, fzr_f_lvl, NULL, 0},
-    {"opt", OP_I64, "i64", NULL, 0, fzr_f_opt, NULL, 0},
-    {"inner", OP_RECORD, "Inner", NULL, 0, fzr_f_inner, fzr_inner_fields, 2},
+    {"n", OP_I64, "i64", NULL, 0, fzr_f_n, NULL, 0, NULL, 0},
+    {"x", OP_F64, "f64", NULL, 0, fzr_f_x, NULL, 0, NULL, 0},
+    {"s", OP_STRING, "string", NULL, 0, fzr_f_s, NULL, 0, NULL, 0},
+    {"on", OP_BOOL, "bool", NULL, 0, fzr_f_on, NULL, 0, NULL, 0},
+    {"lvl", OP_ENUM, "Sev", fzr_sev_cases, 3, fzr_f_lvl, NULL, 0, NULL, 0},
+    {"opt", OP_I64, "i64", NULL, 0, fzr_f_opt, NULL, 0, NULL, 0},
+    {"inner", OP_RECORD, "Inner", NULL, 0, fzr_f_inner, fzr_inner_fields, 2, NULL, 0},
 };
 
 static const op_type fzr_types[] = {
@@ -243,7 +246,8 @@ static const op_type fzr_types[] = {
 #define FZR_OPTIC(nm, path, kind, focus, cases, ncases, source, base, root, rec, enc, fields,  \
                   nfields)                                                                    \
     {#nm, path, kind, focus, cases, ncases, source, base, root, rec, fzr_scan_##nm, NULL,     \
-     fzr_get_##nm, enc, fields, nfields, {.mode = OP_M_NONE}}
+     fzr_get_##nm, enc, fields, nfields, (nfields) ? fzr_rec_unread : NULL, (nfields) ? 2 : 0,  \
+     {.mode = OP_M_NONE}}
 
 const op_optic fzr_optics[FZR_NOPTICS] = {
     FZR_OPTIC(kind, "Msg.kind", OP_TAG, "Kind", fzr_kind_cases, 3, 0, -1, true, 0, NULL, NULL, 0),

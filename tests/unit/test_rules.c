@@ -846,6 +846,13 @@ START_TEST(load_errors)
     /* fields */
     REFUSED("keep rec.m == 1", "t.rules:1:10: Rec has no field 'm' (fields: n, x, s, on, lvl, opt, inner)");
     REFUSED("keep rec.inner.deep == 1", "t.rules:1:16: Inner has no field 'deep' (fields: depth, word)");
+    /* a list, map or union field is named as what it is, not as missing */
+    REFUSED("keep rec.tags == 1", "t.rules:1:10: expected a value, found Rec.tags, a list: rules "
+                                  "read no list, map or union (fields they read: n, x, s, on, lvl, "
+                                  "opt, inner)");
+    REFUSED("keep has(rec.shape)", "t.rules:1:14: expected a value, found Rec.shape, a union: rules "
+                                   "read no list, map or union (fields they read: n, x, s, on, lvl, "
+                                   "opt, inner)");
     REFUSED("keep rec.n.m == 1", "t.rules:1:12: rec.n (i64) is not a record: it has no field 'm'");
     REFUSED("keep big.m == 1", "t.rules:1:10: big (i64) is not a record: it has no field 'm'");
     REFUSED("keep rec. == 1", "t.rules:1:11: expected a field name after '.', found '=='");
@@ -1256,13 +1263,13 @@ static const js_str dm_modules[] = {FZR_S("Auth"),    FZR_S("Billing"), FZR_S("S
                                     FZR_S("Payments"), FZR_S("Scheduler")};
 static const js_str dm_plans[] = {FZR_S("Free"), FZR_S("Team"), FZR_S("Business"), FZR_S("Enterprise")};
 #define DM_N(a) ((int)(sizeof(a) / sizeof(a)[0]))
-static const op_field dm_votes_fields[] = {{"count", OP_I32, "i32", NULL, 0, dm_count, NULL, 0}};
+static const op_field dm_votes_fields[] = {{"count", OP_I32, "i32", NULL, 0, dm_count, NULL, 0, NULL, 0}};
 static const op_type dm_types[] = {{"Issue", sizeof(dm_msg), NULL, NULL, NULL}};
 
 #define DM_OPTIC(nm, kind, focus, cases, n, rec, fields, nfields)                             \
     {#nm, "Issue." #nm, kind, focus, cases, n, 0, -1, true, rec, dm_scan_##nm, NULL,         \
      dm_get_##nm,                                                                             \
-     NULL, fields, nfields, {.mode = OP_M_NONE}}
+     NULL, fields, nfields, NULL, 0, {.mode = OP_M_NONE}}
 static const op_optic dm_optics[] = {
     DM_OPTIC(kind, OP_TAG, "Detail", dm_kinds, DM_N(dm_kinds), 0, NULL, 0),
     DM_OPTIC(severity, OP_ENUM, "Severity", dm_sevs, DM_N(dm_sevs), 0, NULL, 0),
