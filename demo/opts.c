@@ -94,14 +94,20 @@ bool opt_count(const char *cmd, const char *opt, const char *val, uint64_t max, 
 
 bool opt_rules(int argc, char **argv, int *i, rd_choice *c, bool *bad)
 {
-    const char *v = NULL;
-    if (opt_match(argc, argv, i, "--rules", &v, bad))
-        c->rules = v;
-    else if (opt_match(argc, argv, i, "--where", &v, bad))
-        c->where = v;
-    else if (opt_match(argc, argv, i, "--policy", &v, bad))
-        c->policy = v;
-    else
-        return false;
-    return true;
+    static const char *const names[3] = {"--rules", "--where", "--policy"};
+    const char **slot[3] = {&c->rules, &c->where, &c->policy};
+    for (int k = 0; k < 3; k++) {
+        const char *v = NULL;
+        if (!opt_match(argc, argv, i, names[k], &v, bad))
+            continue;
+        if (*slot[k] != NULL && v != NULL) {
+            /* one of the three, once: a second would silently replace the first */
+            fprintf(stderr, "triage-demo: give at most one of --rules, --where and --policy (%s "
+                            "is given twice)\n", names[k]);
+            *bad = true;
+        }
+        *slot[k] = v;
+        return true;
+    }
+    return false;
 }

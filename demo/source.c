@@ -69,11 +69,13 @@ int src_next(src_input *s, fr_frame *f)
             s->scanned = n;
             if (nl != NULL || (s->eof && n > 0)) {
                 size_t len = nl != NULL ? (size_t)(nl - p) : n;
-                if (len > FR_DEFAULT_MAX_LEN)
+                /* the message: the line without its end, LF or CRLF */
+                size_t body = len > 0 && p[len - 1] == '\r' ? len - 1 : len;
+                if (body > FR_DEFAULT_MAX_LEN)
                     break; /* longer than a message may be, however it arrived */
                 s->scanned = 0;
                 s->pending = nl != NULL ? len + 1 : len;
-                if (line_message(p, len, s->offset, f))
+                if (line_message(p, body, s->offset, f))
                     return 1;
                 rb_consume(&s->ring, s->pending);
                 s->offset += s->pending;
@@ -82,8 +84,9 @@ int src_next(src_input *s, fr_frame *f)
             }
             if (s->eof)
                 return 0;
-            if (n > FR_DEFAULT_MAX_LEN)
-                break; /* no end in sight of a line already too long */
+            if (n > FR_DEFAULT_MAX_LEN + 1)
+                break; /* no end in sight of a line already too long (a
+                        * message's bytes, then a CR, may come before a LF) */
         } else {
             fr_status st = fr_next(&s->split, p, p + n, s->offset, f);
             if (st == FR_FRAME) {

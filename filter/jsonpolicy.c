@@ -46,14 +46,29 @@ static bool optic_enum(const op_schema *s, const char *optic, jp_enum *e, const 
     return true;
 }
 
-/* "'X' is not a case of T (cases: A, B, ...)" after prefix. */
+/* "'X' is not a case of T (cases: A, B, ...)" after prefix. X is the
+ * name as decoded: a control byte in it (a NUL among them) is written as
+ * JSON writes it, \u00XX, and a long one is cut after 80 bytes. */
 static void not_a_case(char *err, size_t errlen, const char *prefix, const char *x, size_t xn,
                        const jp_enum *e)
 {
-    char list[512];
+    char list[512], name[6 * 80 + 4];
+    size_t w = 0, lim = xn;
+    if (lim > 80) /* cut where a character begins */
+        for (lim = 80; lim > 0 && ((unsigned char)x[lim] & 0xC0) == 0x80;)
+            lim--;
+    for (size_t i = 0; i < lim; i++) {
+        unsigned char c = (unsigned char)x[i];
+        if (c < 0x20 || c == 0x7f)
+            w += (size_t)snprintf(name + w, sizeof name - w, "\\u%04x", c);
+        else
+            name[w++] = (char)c;
+    }
+    if (lim < xn)
+        w += (size_t)snprintf(name + w, sizeof name - w, "...");
+    name[w] = '\0';
     op_case_list(e->names, e->count, list, sizeof list);
-    tr_say(err, errlen, "%s'%.*s' is not a case of %s (cases: %s)", prefix, (int)xn, x, e->type,
-           list);
+    tr_say(err, errlen, "%s'%s' is not a case of %s (cases: %s)", prefix, name, e->type, list);
 }
 
 /* The rules the JSON form means: sets (bit c: case c of the key's optic)

@@ -225,6 +225,12 @@ check "unreachable upstream: exit 1, a clear error" \
 echo '{"urgent":["Sev 9"]}' >"$tmp/bad.policy"
 $T "$demo" filter --from 127.0.0.1:1 --to 127.0.0.1:1 --policy "$tmp/bad.policy" >/dev/null 2>"$tmp/err"
 check "a bad policy file: exit 2 before connecting" test $? -eq 2 -a -n "$(grep bad.policy "$tmp/err")"
+for cmd in judge "filter --from 127.0.0.1:1 --to 127.0.0.1:1"; do
+    # shellcheck disable=SC2086 # $cmd is a command and its options
+    $T "$demo" $cmd --where 'kind == Bug' --where 'kind == Request' </dev/null >/dev/null 2>"$tmp/err"
+    check "$cmd: --where twice is an error (exit 2), not the last one silently" \
+        test $? -eq 2 -a -n "$(grep -F -- '--where is given twice' "$tmp/err")"
+done
 
 # ---- 6. verify levels and gzip frames
 
@@ -385,6 +391,17 @@ erc=$?
 check "judge --ndjson: a line of 4 MiB is a message, the next of 4 MiB + 1 bytes an error at its first byte" \
     test $erc -eq 2 -a "$(wc -l <"$tmp/nd.edgeout")" -eq 2 -a \
     -n "$(grep "(FRAME_SIZE) at byte $((9 + (4 << 20) + 1))\$" "$tmp/nd.edgeerr")"
+# the same with CRLF line ends: the CR is the line's end, not the message's
+$py - "$tmp/nd.edgecr" <<'PY'
+import sys
+pad = lambda n, v: b' ' * (n - len(v)) + v + b'\r\n'
+open(sys.argv[1], 'wb').write(b'{"id":1}\r\n' + pad(4 << 20, b'{"id":2}') + pad((4 << 20) + 1, b'{"id":3}'))
+PY
+$T "$demo" judge --ndjson <"$tmp/nd.edgecr" >"$tmp/nd.edgecrout" 2>"$tmp/nd.edgecrerr"
+erc=$?
+check "judge --ndjson: with CRLF too, a line of 4 MiB is a message, the next of 4 MiB + 1 bytes an error" \
+    test $erc -eq 2 -a "$(wc -l <"$tmp/nd.edgecrout")" -eq 2 -a \
+    -n "$(grep "(FRAME_SIZE) at byte $((10 + (4 << 20) + 2))\$" "$tmp/nd.edgecrerr")"
 
 # ---- 8. judge --print writes one line a message, whatever the whitespace
 # The same 300 messages compact, pretty-printed with tabs and line breaks

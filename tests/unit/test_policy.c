@@ -536,7 +536,7 @@ START_TEST(json_errors)
     /* a severity name the schema lacks: Sev5, or the first SevN after it
      * that is no case */
     int k = 5;
-    char sevn[32], sev_text[64], sev_want[256], sev1_want[256], gold_want[256];
+    char sevn[32], sev_text[64], sev_want[256], sev1_want[256], gold_want[256], nul_want[256];
     do
         snprintf(sevn, sizeof sevn, "Sev%d", k++);
     while (tr_Severity_from(sevn, strlen(sevn)) >= 0);
@@ -547,6 +547,10 @@ START_TEST(json_errors)
     snprintf(sev1_want, sizeof sev1_want,
              "p.json:1:12: 'urgent': 'sev1' is not a case of Severity (cases: %s)",
              case_list(tr_Severity_names, TR_SEVERITY_COUNT));
+    /* a name holding a control byte (a NUL) is written as JSON writes it */
+    snprintf(nul_want, sizeof nul_want,
+             "p.json:1:12: 'urgent': 'Sev1\\u0000\\u001f' is not a case of Severity (cases: %s)",
+             case_list(tr_Severity_names, TR_SEVERITY_COUNT));
     snprintf(gold_want, sizeof gold_want,
              "p.json:2:3: 'plans': 'Gold' is not a case of Plan (cases: %s)",
              case_list(tr_Plan_names, TR_PLAN_COUNT));
@@ -555,6 +559,7 @@ START_TEST(json_errors)
     } cases[] = {
         {sev_text, sev_want},
         {"{\"urgent\":[\"sev1\"]}", sev1_want},
+        {"{\"urgent\":[\"Sev1\\u0000\\u001f\"]}", nul_want},
         {"{\"plans\":[\"Business\",\n  \"Gold\"]}", gold_want},
         {"{\"tiers\":[\"Critical\"],\n \"colour\":1}",
          "p.json:2:2: unknown key 'colour' (known: urgent, tiers, modules, plans, minVotes)"},
