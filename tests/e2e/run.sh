@@ -380,28 +380,22 @@ check "judge --ndjson: that line named, at its first byte ($skip)" \
     grep -q "a line longer than 4194304 bytes, the most a message may be (FRAME_SIZE) at byte $skip\$" \
     "$tmp/nd.longerr"
 # at the bound: a line of 4 MiB is a message, one of 4 MiB + 1 is not,
-# however its newline arrives (here with the byte past the bound)
-$py - "$tmp/nd.edge" <<'PY'
+# however its newline arrives (here with the byte past the bound), and
+# whether lines end in LF or CRLF (the CR is the line's end, not the message's)
+for eol in lf crlf; do
+    $py - "$tmp/nd.edge" "$eol" <<'PY'
 import sys
-pad = lambda n, v: b' ' * (n - len(v)) + v + b'\n'
-open(sys.argv[1], 'wb').write(b'{"id":1}\n' + pad(4 << 20, b'{"id":2}') + pad((4 << 20) + 1, b'{"id":3}'))
+eol = b'\r\n' if sys.argv[2] == 'crlf' else b'\n'
+pad = lambda n, v: b' ' * (n - len(v)) + v + eol
+open(sys.argv[1], 'wb').write(b'{"id":1}' + eol + pad(4 << 20, b'{"id":2}') + pad((4 << 20) + 1, b'{"id":3}'))
 PY
-$T "$demo" judge --ndjson <"$tmp/nd.edge" >"$tmp/nd.edgeout" 2>"$tmp/nd.edgeerr"
-erc=$?
-check "judge --ndjson: a line of 4 MiB is a message, the next of 4 MiB + 1 bytes an error at its first byte" \
-    test $erc -eq 2 -a "$(wc -l <"$tmp/nd.edgeout")" -eq 2 -a \
-    -n "$(grep "(FRAME_SIZE) at byte $((9 + (4 << 20) + 1))\$" "$tmp/nd.edgeerr")"
-# the same with CRLF line ends: the CR is the line's end, not the message's
-$py - "$tmp/nd.edgecr" <<'PY'
-import sys
-pad = lambda n, v: b' ' * (n - len(v)) + v + b'\r\n'
-open(sys.argv[1], 'wb').write(b'{"id":1}\r\n' + pad(4 << 20, b'{"id":2}') + pad((4 << 20) + 1, b'{"id":3}'))
-PY
-$T "$demo" judge --ndjson <"$tmp/nd.edgecr" >"$tmp/nd.edgecrout" 2>"$tmp/nd.edgecrerr"
-erc=$?
-check "judge --ndjson: with CRLF too, a line of 4 MiB is a message, the next of 4 MiB + 1 bytes an error" \
-    test $erc -eq 2 -a "$(wc -l <"$tmp/nd.edgecrout")" -eq 2 -a \
-    -n "$(grep "(FRAME_SIZE) at byte $((10 + (4 << 20) + 2))\$" "$tmp/nd.edgecrerr")"
+    $T "$demo" judge --ndjson <"$tmp/nd.edge" >"$tmp/nd.edgeout" 2>"$tmp/nd.edgeerr"
+    erc=$?
+    e=$([ $eol = crlf ] && echo 2 || echo 1)
+    check "judge --ndjson ($eol): a line of 4 MiB is a message, the next of 4 MiB + 1 bytes an error at its first byte" \
+        test $erc -eq 2 -a "$(wc -l <"$tmp/nd.edgeout")" -eq 2 -a \
+        -n "$(grep "(FRAME_SIZE) at byte $((8 + e + (4 << 20) + e))\$" "$tmp/nd.edgeerr")"
+done
 
 # ---- 8. judge --print writes one line a message, whatever the whitespace
 # The same 300 messages compact, pretty-printed with tabs and line breaks
