@@ -105,12 +105,9 @@ typedef struct {
     js_str key;      /* OP_M_FIELD: the member's key, unescaped */
     js_str tag;      /* the union's tag key (p NULL: the source is no union) */
     int want;        /* the case the tag must name (OP_M_FIELD with a tag, OP_M_CASE) */
-    /* the union's case names, as its scanners match them: in schema order,
-     * the longest's length (in characters), and the slow path's lookup */
+    /* the union's case names, as its scanners match them, in schema order */
     const js_str *cases;
     int ncases;
-    size_t longest;
-    int (*name_from)(const char *s, size_t n);
     /* The matcher of the object's level (the generated tr_levels.c): every
      * key the optics starting in this object look for there, in one re2c
      * matcher. level_key(p, lim, &val), p at a '"': the index in
