@@ -62,8 +62,9 @@ endif
 # The optic scanners: one .re per optic, listed by the generator. Made
 # first when missing or older than the schema, for every goal but those
 # that read no generated file; a schema with errors stops make there, once.
-NO_GEN_GOALS := clean deps
-ifneq ($(if $(MAKECMDGOALS),$(filter-out $(NO_GEN_GOALS),$(MAKECMDGOALS)),all),)
+NO_GEN_GOALS := clean deps uninstall
+GEN_NEEDED := $(if $(MAKECMDGOALS),$(filter-out $(NO_GEN_GOALS),$(MAKECMDGOALS)),all)
+ifneq ($(GEN_NEEDED),)
 include $(GEN)/optics.mk
 endif
 # Whether the schema declares the demo's model (scripts/demo_model.py: the
@@ -72,7 +73,9 @@ endif
 # demo's names and messages are built and run only then; any schema builds
 # and runs the rest (RUNTIME_TESTS, MODEL_TESTS, the model's harnesses).
 DEMO_REF := tests/support/demo/issue.schema
+ifneq ($(GEN_NEEDED),)
 -include $(GEN)/demo.mk
+endif
 $(GEN)/demo.mk: $(SCHEMA) $(DEMO_REF) scripts/demo_model.py gen/trgen/schema.py | deps
 	@mkdir -p $(@D)
 	$(Q)$(PYTHON) scripts/demo_model.py $(SCHEMA) $(DEMO_REF) > $@.tmp && mv $@.tmp $@
