@@ -2029,8 +2029,14 @@ static void goaway_seen(hp_conn *c, bool sent, const nghttp2_goaway *g, int refu
     int n = g->opaque_data_len < 200 ? (int)g->opaque_data_len : 200;
     const char *data = n > 0 ? (const char *)g->opaque_data : "";
     const char *code = nghttp2_http2_strerror(g->error_code);
+    /* nghttp2's own GOAWAY for a header block it cannot decode says
+     * nothing: the usual cause, then (HPACK takes a field of up to 64 KiB,
+     * name and value, and one it cannot decode ends the connection) */
+    const char *why = sent && n == 0 && g->error_code == NGHTTP2_COMPRESSION_ERROR
+                          ? " (a header block it cannot decode: a field over 64 KiB?)"
+                          : "";
     if (sent)
-        conn_error(c, ": the proxy sent GOAWAY %s: %.*s", code, n, data);
+        conn_error(c, ": the proxy sent GOAWAY %s%s%s%.*s", code, why, n > 0 ? ": " : "", n, data);
     else if (refused == 0)
         conn_log(c, ": the peer sent GOAWAY %s: %.*s", code, n, data);
     else

@@ -1618,6 +1618,63 @@ START_TEST(header_lists_are_bounded)
 }
 END_TEST
 
+/* One header field over 64 KiB (name and value: HPACK's bound in nghttp2)
+ * cannot be decoded, and HTTP/2 makes that an error of the connection: the
+ * proxy ends it with GOAWAY COMPRESSION_ERROR, says so with the likely
+ * cause, and serves the next connection. */
+START_TEST(a_header_field_past_hpacks_bound_ends_the_connection)
+{
+    log_sink k;
+    memset(&k, 0, sizeof k);
+    rig r;
+    rig_start_log(&r, true, 0, log_collect, &k);
+    nghttp2_option *opt;
+    nghttp2_option_new(&opt);
+    nghttp2_option_set_max_send_header_block_length(opt, 1u << 30);
+    client cl;
+    client_open_with(&cl, r.addr, opt);
+    nghttp2_option_del(opt);
+    /* '~' takes 13 bits in HPACK's Huffman code: the value goes raw, 70000
+     * bytes on the wire (a value that Huffman codes shorter may pass) */
+    enum { BIG = 70000 };
+    static char big_value[BIG];
+    memset(big_value, '~', sizeof big_value);
+    const nghttp2_nv nv[] = {
+        {(uint8_t *)":method", (uint8_t *)"POST", 7, 4, 0},
+        {(uint8_t *)":scheme", (uint8_t *)"http", 7, 4, 0},
+        {(uint8_t *)":path", (uint8_t *)"/t.T/Echo", 5, 9, 0},
+        {(uint8_t *)":authority", (uint8_t *)"t", 10, 1, 0},
+        {(uint8_t *)"content-type", (uint8_t *)"application/grpc", 12, 16, 0},
+        {(uint8_t *)"te", (uint8_t *)"trailers", 2, 8, 0},
+        {(uint8_t *)"x-big", (uint8_t *)big_value, 5, BIG, NGHTTP2_NV_FLAG_NO_INDEX},
+    };
+    uint8_t in[256];
+    size_t n = frames(in, kept, 1);
+    call big = {.req = {.p = in, .len = n}};
+    snprintf(big.st.status, sizeof big.st.status, "-");
+    nghttp2_data_provider p = {.source.ptr = &big.req, .read_callback = hc_body_read};
+    REQUIRE(nghttp2_submit_request(cl.s, NULL, nv, sizeof nv / sizeof nv[0], &p, &big) > 0);
+    cl.open = 1;
+    for (int i = 0; i < 50 && cl.open > 0 && peer_round(cl.s, cl.fd, T_MS); i++)
+        ;
+    REQUIREF(strcmp(big.st.status, "0") != 0, "the call went through: status %s", big.st.status);
+    REQUIREF(strstr(k.first, "the proxy sent GOAWAY COMPRESSION_ERROR (a header block it cannot "
+                             "decode: a field over 64 KiB?)") != NULL,
+             "status %s; not sent: %s; closed with %s; the log (%d lines): %s", big.st.status,
+             nghttp2_strerror(not_sent), nghttp2_http2_strerror(last_close_code), k.lines, k.first);
+    call_free(&big);
+    client_close(&cl);
+    client next;
+    client_open(&next, r.addr);
+    call c = {.req = {.p = in, .len = n}};
+    client_calls(&next, &c, 1);
+    ck_assert_str_eq(c.st.status, "0");
+    call_free(&c);
+    client_close(&next);
+    rig_stop(&r);
+}
+END_TEST
+
 /* Out of descriptors: the engine cannot accept a queued connection. It
  * says so and stops watching the listening socket for a while, rather than
  * spin on it (it stays readable); once a descriptor is free, the
@@ -1910,6 +1967,7 @@ static Suite *h2proxy_suite(void)
     tcase_add_test(t, accept_pauses_when_out_of_descriptors);
     tcase_add_test(t, connections_are_limited);
     tcase_add_test(t, header_lists_are_bounded);
+    tcase_add_test(t, a_header_field_past_hpacks_bound_ends_the_connection);
     return s;
 }
 
