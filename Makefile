@@ -120,10 +120,11 @@ DEMO_OBJ := $(DEMO_SRC:demo/%.c=$(BUILD)/obj/demo/%.o)
 TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%) $(BUILD)/tests/test_rules_model_c
 BENCH_OBJ := $(BENCH_SRC:bench/%.c=$(BUILD)/obj/bench/%.o)
 
-# The bench's peers (bench/peers*.c: the libraries a user would pick instead), each built in when its Debian
-# package is there (scripts/deps.sh --bench installs them); a case a build
-# lacks is left out of the figures. simdjson is C++: compiled with the C++
-# compiler matching $(CC), and then the link goes through it too.
+# The bench's peers (bench/peers*.c: the libraries a user would pick
+# instead), each built in when its Debian package is there (scripts/deps.sh
+# --bench installs them); a case a build lacks is left out of the figures.
+# simdjson is C++: compiled with the C++ compiler matching $(CC), and then
+# the link goes through it too.
 BENCH_CXX ?= $(if $(findstring clang,$(CC)),clang++,g++)
 BENCH_DEFS := $(if $(DEMO_MODEL),-DTR_DEMO_MODEL)
 BENCH_LIBS :=
