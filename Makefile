@@ -702,13 +702,16 @@ $(BUILD)/bin/mkcorpus: tests/fuzz/corpus.c $(MODEL_OBJ)
 	$(call say,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(GEN_INC) $(TEST_CFLAGS) $< $(MODEL_OBJ) -o $@ $(LDFLAGS) $(LDLIBS)
 
-# The seeds are cut from what the gcc build's triage-demo generates.
+# The seeds are cut from what the gcc build's triage-demo generates; the
+# rules harness starts from the default rules and tests/fuzz/rules-seeds
+# (rules over its synthetic schema, tests/fuzz/rules.h).
 fuzz-build: deps $(BUILD)/triage-demo
 	$(MAKE) BUILD=$(FUZZ_DIR) OPT=-O1 DEBUG=-gline-tables-only CC=$(FUZZ_CC) SANFLAGS="$(FUZZ_SAN)" \
 	  $(if $(DEMO_MODEL),fuzz-bins,MODEL_ONLY=1 fuzz-bins-model)
 	rm -rf $(FUZZ_DIR)/seeds
 	ASAN_OPTIONS=detect_leaks=0 $(FUZZ_DIR)/bin/seeds $(FUZZ_DIR)/seeds
-	mkdir -p $(FUZZ_DIR)/seeds/rules && cp schema/default.rules $(FUZZ_DIR)/seeds/rules/
+	mkdir -p $(FUZZ_DIR)/seeds/rules && cp schema/default.rules tests/fuzz/rules-seeds/*.rules \
+	  $(FUZZ_DIR)/seeds/rules/
 	if [ -n "$(DEMO_MODEL)" ]; then { $(BUILD)/triage-demo gen --count 48 --size 3 && \
 	  $(BUILD)/triage-demo gen --count 16 --size 7 --seed 2 --layout first; } | \
 	  ASAN_OPTIONS=detect_leaks=0 $(FUZZ_DIR)/bin/mkcorpus $(FUZZ_DIR)/seeds; fi
