@@ -1554,6 +1554,28 @@ static long status_kb(const char *field)
     return kb;
 }
 
+/* A client whose nghttp2 sends a header block of any length (its own
+ * check allows about 1 KiB a field before it encodes one). */
+static void client_open_unbounded(client *cl, const char *addr)
+{
+    nghttp2_option *opt;
+    nghttp2_option_new(&opt);
+    nghttp2_option_set_max_send_header_block_length(opt, 1u << 30);
+    client_open_with(cl, addr, opt);
+    nghttp2_option_del(opt);
+}
+
+/* A call's pseudo-headers and gRPC's two, first in the header blocks the
+ * tests below send. */
+static const nghttp2_nv call_headers[6] = {
+    {(uint8_t *)":method", (uint8_t *)"POST", 7, 4, 0},
+    {(uint8_t *)":scheme", (uint8_t *)"http", 7, 4, 0},
+    {(uint8_t *)":path", (uint8_t *)"/t.T/Echo", 5, 9, 0},
+    {(uint8_t *)":authority", (uint8_t *)"t", 10, 1, 0},
+    {(uint8_t *)"content-type", (uint8_t *)"application/grpc", 12, 16, 0},
+    {(uint8_t *)"te", (uint8_t *)"trailers", 2, 8, 0},
+};
+
 /* A request whose header list decodes to 60 MB from 61 KB on the wire
  * (one 1000-byte field, then 60000 one-byte references to it in HPACK's
  * table; the client's nghttp2 copies none of it): the engine keeps at most
@@ -1566,28 +1588,14 @@ START_TEST(header_lists_are_bounded)
     memset(&k, 0, sizeof k);
     rig r;
     rig_start_log(&r, true, 0, log_collect, &k);
-    /* the client's nghttp2 checks a header block against a bound of about
-     * 1 KiB a field before it encodes it */
-    nghttp2_option *opt;
-    nghttp2_option_new(&opt);
-    nghttp2_option_set_max_send_header_block_length(opt, 1u << 30);
     client cl;
-    client_open_with(&cl, r.addr, opt);
-    nghttp2_option_del(opt);
+    client_open_unbounded(&cl, r.addr);
     /* nghttp2 indexes a field of up to 3/4 of its 4 KiB table */
     enum { PADS = 60000, PAD = 1000 };
     static char pad[PAD];
     memset(pad, 'p', sizeof pad);
     static nghttp2_nv nv[6 + PADS];
-    const nghttp2_nv base[] = {
-        {(uint8_t *)":method", (uint8_t *)"POST", 7, 4, 0},
-        {(uint8_t *)":scheme", (uint8_t *)"http", 7, 4, 0},
-        {(uint8_t *)":path", (uint8_t *)"/t.T/Echo", 5, 9, 0},
-        {(uint8_t *)":authority", (uint8_t *)"t", 10, 1, 0},
-        {(uint8_t *)"content-type", (uint8_t *)"application/grpc", 12, 16, 0},
-        {(uint8_t *)"te", (uint8_t *)"trailers", 2, 8, 0},
-    };
-    memcpy(nv, base, sizeof base);
+    memcpy(nv, call_headers, sizeof call_headers);
     for (int i = 0; i < PADS; i++)
         nv[6 + i] = (nghttp2_nv){(uint8_t *)"x-pad", (uint8_t *)pad, 5, PAD,
                                  NGHTTP2_NV_FLAG_NO_COPY_NAME | NGHTTP2_NV_FLAG_NO_COPY_VALUE};
@@ -1628,26 +1636,16 @@ START_TEST(a_header_field_past_hpacks_bound_ends_the_connection)
     memset(&k, 0, sizeof k);
     rig r;
     rig_start_log(&r, true, 0, log_collect, &k);
-    nghttp2_option *opt;
-    nghttp2_option_new(&opt);
-    nghttp2_option_set_max_send_header_block_length(opt, 1u << 30);
     client cl;
-    client_open_with(&cl, r.addr, opt);
-    nghttp2_option_del(opt);
+    client_open_unbounded(&cl, r.addr);
     /* '~' takes 13 bits in HPACK's Huffman code: the value goes raw, 70000
      * bytes on the wire (a value that Huffman codes shorter may pass) */
     enum { BIG = 70000 };
     static char big_value[BIG];
     memset(big_value, '~', sizeof big_value);
-    const nghttp2_nv nv[] = {
-        {(uint8_t *)":method", (uint8_t *)"POST", 7, 4, 0},
-        {(uint8_t *)":scheme", (uint8_t *)"http", 7, 4, 0},
-        {(uint8_t *)":path", (uint8_t *)"/t.T/Echo", 5, 9, 0},
-        {(uint8_t *)":authority", (uint8_t *)"t", 10, 1, 0},
-        {(uint8_t *)"content-type", (uint8_t *)"application/grpc", 12, 16, 0},
-        {(uint8_t *)"te", (uint8_t *)"trailers", 2, 8, 0},
-        {(uint8_t *)"x-big", (uint8_t *)big_value, 5, BIG, NGHTTP2_NV_FLAG_NO_INDEX},
-    };
+    nghttp2_nv nv[7];
+    memcpy(nv, call_headers, sizeof call_headers);
+    nv[6] = (nghttp2_nv){(uint8_t *)"x-big", (uint8_t *)big_value, 5, BIG, NGHTTP2_NV_FLAG_NO_INDEX};
     uint8_t in[256];
     size_t n = frames(in, kept, 1);
     call big = {.req = {.p = in, .len = n}};
