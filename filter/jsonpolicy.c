@@ -11,6 +11,8 @@
 #define JSMN_STRICT
 #include <jsmn.h>
 
+#include "json.h"
+
 /* The cases of the optic the JSON form reads for a key. */
 typedef struct {
     const js_str *names;
@@ -47,28 +49,22 @@ static bool optic_enum(const op_schema *s, const char *optic, jp_enum *e, const 
 }
 
 /* "'X' is not a case of T (cases: A, B, ...)" after prefix. X is the
- * name as decoded: a control byte in it (a NUL among them) is written as
- * JSON writes it, \u00XX, and a long one is cut after 80 bytes. */
+ * name as decoded, written as a JSON string's inside (a control byte, a NUL
+ * among them, as \u00XX: js_put_string), cut after 80 bytes. */
 static void not_a_case(char *err, size_t errlen, const char *prefix, const char *x, size_t xn,
                        const jp_enum *e)
 {
-    char list[512], name[6 * 80 + 4];
-    size_t w = 0, lim = xn;
-    if (lim > 80) /* cut where a character begins */
-        for (lim = 80; lim > 0 && ((unsigned char)x[lim] & 0xC0) == 0x80;)
-            lim--;
-    for (size_t i = 0; i < lim; i++) {
-        unsigned char c = (unsigned char)x[i];
-        if (c < 0x20 || c == 0x7f)
-            w += (size_t)snprintf(name + w, sizeof name - w, "\\u%04x", c);
-        else
-            name[w++] = (char)c;
-    }
-    if (lim < xn)
-        w += (size_t)snprintf(name + w, sizeof name - w, "...");
-    name[w] = '\0';
+    char list[512];
+    uint8_t name[6 * 80 + 2];
+    size_t n = xn;
+    if (n > 80) /* cut where a character begins */
+        for (n = 80; n > 0 && ((unsigned char)x[n] & 0xC0) == 0x80;)
+            n--;
+    /* room for 6 bytes a byte and the quotes: never NULL */
+    const uint8_t *w = js_put_string(name, name + sizeof name, x, n);
     op_case_list(e->names, e->count, list, sizeof list);
-    tr_say(err, errlen, "%s'%s' is not a case of %s (cases: %s)", prefix, name, e->type, list);
+    tr_say(err, errlen, "%s'%.*s%s' is not a case of %s (cases: %s)", prefix,
+           (int)(w - name) - 2, (const char *)name + 1, n < xn ? "..." : "", e->type, list);
 }
 
 /* The rules the JSON form means: sets (bit c: case c of the key's optic)
