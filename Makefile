@@ -43,7 +43,7 @@ RUNTIME_INC := -Iruntime
 GEN_INC := $(RUNTIME_INC) -I$(GEN)
 FILTER_INC := $(GEN_INC) -Ifilter
 DEMO_INC := $(FILTER_INC) -Idemo
-BENCH_INC := $(FILTER_INC) -Ibench
+BENCH_INC := $(FILTER_INC) -Ibench -Idemo
 LDFLAGS := $(SANFLAGS)
 LDLIBS := -lm -lpthread -ldeflate $(shell pkg-config --libs libnghttp2 2>/dev/null || echo -lnghttp2)
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt -lm -pthread)
@@ -257,7 +257,8 @@ $(BUILD)/obj/bench/%.o: bench/%.cpp | deps
 	$(Q)$(BENCH_CXX) -std=c++17 $(OPT) $(DEBUG) -Wall -Wextra -Werror -MMD -MP $(SANFLAGS) $(BENCH_DEFS) \
 	  -Ibench $(shell pkg-config --cflags simdjson) -c $< -o $@
 
-$(BUILD)/triage-bench: $(BENCH_OBJ) $(BENCH_CXX_OBJ) $(SHARED_OBJ)
+# (demo/out.c: stdout's failures reported as the demo's commands report them)
+$(BUILD)/triage-bench: $(BENCH_OBJ) $(BENCH_CXX_OBJ) $(SHARED_OBJ) $(BUILD)/obj/demo/out.o
 	$(call say,LINK,$@)
 	$(Q)$(BENCH_LD) $(LDFLAGS) $^ -o $@ $(BENCH_LIBS) $(LDLIBS)
 

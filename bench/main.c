@@ -5,6 +5,7 @@
 
 #include "bench.h"
 #include "benches.h"
+#include "out.h"
 #include "version.h"
 
 static const struct {
@@ -72,12 +73,8 @@ int main(int argc, char **argv)
             run |= strcmp(names[k], benches[b].name) == 0;
         if (run && benches[b].run(&o) != 0)
             rc = 1;
-        fflush(stdout);
+        out_flush_failed(); /* its errno, if a write failed */
     }
     /* results that cannot be written are not results: say so */
-    if (ferror(stdout) || fclose(stdout) != 0) {
-        fprintf(stderr, "triage-bench: cannot write stdout\n");
-        return 1;
-    }
-    return rc;
+    return out_close_as("triage-bench") != 0 ? 1 : rc;
 }

@@ -22,7 +22,7 @@ bool out_flush_failed(void)
     return out_failed();
 }
 
-int out_close(const char *cmd)
+int out_close_as(const char *who)
 {
     errno = 0;
     if (fflush(stdout) != 0)
@@ -34,6 +34,13 @@ int out_close(const char *cmd)
         out_errno = errno != 0 ? errno : EIO;
     if (out_errno == 0)
         return 0;
-    fprintf(stderr, "triage-demo %s: cannot write stdout: %s\n", cmd, strerror(out_errno));
+    fprintf(stderr, "%s: cannot write stdout: %s\n", who, strerror(out_errno));
     return 1;
+}
+
+int out_close(const char *cmd)
+{
+    char who[64];
+    snprintf(who, sizeof who, "triage-demo %s", cmd);
+    return out_close_as(who);
 }
