@@ -1554,14 +1554,17 @@ static long status_kb(const char *field)
     return kb;
 }
 
-/* A client whose nghttp2 sends a header block of any length (its own
- * check allows about 1 KiB a field before it encodes one). */
-static void client_open_unbounded(client *cl, const char *addr)
+/* An engine whose log goes to k, and a client of it whose nghttp2 sends a
+ * header block of any length (its own check allows about 1 KiB a field
+ * before it encodes one). */
+static void rig_start_unbounded(rig *r, log_sink *k, client *cl)
 {
+    memset(k, 0, sizeof *k);
+    rig_start_log(r, true, 0, log_collect, k);
     nghttp2_option *opt;
     nghttp2_option_new(&opt);
     nghttp2_option_set_max_send_header_block_length(opt, 1u << 30);
-    client_open_with(cl, addr, opt);
+    client_open_with(cl, r->addr, opt);
     nghttp2_option_del(opt);
 }
 
@@ -1585,11 +1588,9 @@ static const nghttp2_nv call_headers[6] = {
 START_TEST(header_lists_are_bounded)
 {
     log_sink k;
-    memset(&k, 0, sizeof k);
     rig r;
-    rig_start_log(&r, true, 0, log_collect, &k);
     client cl;
-    client_open_unbounded(&cl, r.addr);
+    rig_start_unbounded(&r, &k, &cl);
     /* nghttp2 indexes a field of up to 3/4 of its 4 KiB table */
     enum { PADS = 60000, PAD = 1000 };
     static char pad[PAD];
@@ -1633,11 +1634,9 @@ END_TEST
 START_TEST(a_header_field_past_hpacks_bound_ends_the_connection)
 {
     log_sink k;
-    memset(&k, 0, sizeof k);
     rig r;
-    rig_start_log(&r, true, 0, log_collect, &k);
     client cl;
-    client_open_unbounded(&cl, r.addr);
+    rig_start_unbounded(&r, &k, &cl);
     /* '~' takes 13 bits in HPACK's Huffman code: the value goes raw, 70000
      * bytes on the wire (a value that Huffman codes shorter may pass) */
     enum { BIG = 70000 };

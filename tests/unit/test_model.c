@@ -384,11 +384,11 @@ START_TEST(every_optic_agrees_on_rewritten_messages)
 END_TEST
 
 /* MODEL: an optional field may be absent or null. Each member of the root
- * that an optic steps into first (its key, spelled without escapes) and a
- * message leaves out is written there as `"key":null`, one at a time and at
- * a place that moves; where the decoder takes it (the field is optional: a
- * list, a map or a required field refuses null), every optic read from the
- * bytes gives what the getter gives on that decoding, a miss among them. */
+ * that an optic steps into first and a message leaves out is written there
+ * as `"key":null`, one at a time and at a place that moves; where the
+ * decoder takes it (the field is optional: a list, a map or a required
+ * field refuses null), every optic read from the bytes gives what the
+ * getter gives on that decoding, a miss among them. */
 START_TEST(absent_members_written_as_null_read_as_absent)
 {
     int taken = 0;
@@ -396,19 +396,15 @@ START_TEST(absent_members_written_as_null_read_as_absent)
         for (uint64_t k = 0; k < 8; k++) {
             size_t n = make(S->root, size, k, k % 2 == 1);
             for (int i = 0; i < S->noptics; i++) {
+                /* a field of the root (a record): its key a name, as it is in JSON */
                 const op_optic *o = &S->optics[i];
                 const js_str *key = &o->member.key;
-                if (o->base >= 0 || !o->source_is_root || o->member.mode != OP_M_FIELD ||
-                    o->member.tag.p != NULL)
+                if (!o->source_is_root || o->member.mode != OP_M_FIELD)
                     continue;
-                bool plain = key->n > 0;
-                for (size_t b = 0; b < key->n; b++)
-                    plain = plain && (uint8_t)key->p[b] >= 0x20 && key->p[b] != '"' &&
-                            key->p[b] != '\\';
                 tj_reset();
                 tj *root = tj_parse((const char *)C->enc, n);
                 char *raw = tj_strndup(key->p, key->n);
-                if (!plain || tj_find(root, raw) >= 0)
+                if (tj_find(root, raw) >= 0)
                     continue;
                 tj *null = tj_new(TJ_RAW);
                 null->s = "null";
