@@ -34,7 +34,7 @@ int svc_listen(const char *cmd, const char *hostport)
     uint16_t port = 0;
     int fd = -1;
     if (net_parse_addr(hostport, &a, err, sizeof err) == 0)
-        fd = net_listen(hostport, 16, &port, err, sizeof err);
+        fd = net_listen(hostport, NET_BACKLOG, &port, err, sizeof err);
     if (fd < 0) {
         fprintf(stderr, "triage-demo %s: %s\n", cmd, err);
         return -1;

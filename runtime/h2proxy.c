@@ -174,7 +174,8 @@ struct hp_conn {
     int fd;
     bool upstream, connecting, closed, goaway, paused;
     bool failed;                 /* ended by an error: counted and logged once */
-    uint64_t connect_deadline;   /* while connecting: give up then */
+    bool greeted;                /* the peer's SETTINGS came (its side of the preface) */
+    uint64_t connect_deadline;   /* a server's, until it greets: give up then */
     uint32_t events;             /* registered with epoll */
     nghttp2_session *s;
     rb_ring ring;
@@ -1706,6 +1707,8 @@ static int on_frame_recv(nghttp2_session *s, const nghttp2_frame *f, void *ud)
     }
     if (f->hd.type == NGHTTP2_SETTINGS && (f->hd.flags & NGHTTP2_FLAG_ACK))
         c->settings_acked = true;
+    else if (f->hd.type == NGHTTP2_SETTINGS)
+        c->greeted = true;
     if (f->hd.type != NGHTTP2_HEADERS && f->hd.type != NGHTTP2_DATA)
         return 0;
     hp_call *k = stream_call(c, f->hd.stream_id);
@@ -2799,11 +2802,14 @@ int hp_run(hp_engine *e, char *err, size_t errlen)
                     timeout = t;
             }
         }
-        /* a server that does not answer the connect */
-        if (e->up != NULL && e->up->connecting) {
+        /* a server that does not answer the connect, or accepts it and
+         * sends no SETTINGS (an HTTP/2 server's first frame): its calls
+         * would wait on it for ever */
+        if (e->up != NULL && (e->up->connecting || !e->up->greeted)) {
             if (now >= e->up->connect_deadline) {
                 char m[400];
-                snprintf(m, sizeof m, "cannot connect to %s: no answer in %d ms", e->upstream,
+                snprintf(m, sizeof m, "cannot connect to %s: %s in %d ms", e->upstream,
+                         e->up->connecting ? "no answer" : "connected, but no HTTP/2 SETTINGS",
                          e->cfg.connect_ms);
                 conn_fail(e->up, m);
                 continue;
@@ -2925,7 +2931,7 @@ int hp_listen(const char *hostport, int n, int *fds, uint16_t *port, char *err, 
         int one = 1;
         if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
             setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) != 0 ||
-            bind(fd, (struct sockaddr *)&ss, sl) != 0 || listen(fd, 128) != 0) {
+            bind(fd, (struct sockaddr *)&ss, sl) != 0 || listen(fd, NET_BACKLOG) != 0) {
             tr_say(err, errlen, "cannot listen on %s: %s", hostport, strerror(errno));
             if (fd >= 0)
                 close(fd);

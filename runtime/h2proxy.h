@@ -20,7 +20,8 @@
  * What the proxy says itself, as a gRPC status in trailers (a trailers-only
  * response when no response headers went out yet):
  *   UNAVAILABLE (14)        the server cannot be reached (refused, or no
- *                           answer in connect_ms), or its connection fails
+ *                           answer, or no HTTP/2 SETTINGS after the TCP
+ *                           connect, within connect_ms), or its connection fails
  *                           or a stream is refused while the call is open;
  *   INTERNAL (13)           a malformed message: compressed (flag 1) without
  *                           a grpc-encoding on the call, a flag byte other

@@ -52,6 +52,11 @@ int net_parse_addr(const char *hostport, net_addr *out, char *err,
  * family. Truncated to len. */
 void net_sockaddr_name(const struct sockaddr_storage *ss, char *out, size_t len);
 
+/* The backlog of a service's listening socket: connections the kernel
+ * completes before the service accepts them (a burst of clients connecting
+ * at once past it waits for a SYN retransmit, a second or more). */
+#define NET_BACKLOG 128
+
 /* A listening TCP socket on hostport (port 0: an ephemeral port), with
  * SO_REUSEADDR. Returns the descriptor and stores the port actually bound in
  * *bound_port (if not NULL), or returns -1 with err set. */

@@ -261,6 +261,8 @@ static int judge(void *ctx, const hp_message *m, char *why, size_t whylen)
  * sets them just around its rig_start (tests may share a process). */
 static int rig_busy_poll_us;
 static bool rig_responses;
+/* And how long their connect to the server may take (0: the default). */
+static int rig_connect_ms;
 /* The server rig_start_full starts when with_server (NULL: echo_main), its
  * argument a pointer to the listening socket. Set around rig_start too. */
 static void *(*rig_server)(void *);
@@ -303,7 +305,8 @@ static void rig_start_full(rig *r, bool with_server, int idle_ms, int max_connec
     hp_config c = {.listen_fd = lfd, .upstream = to, .judge_requests = !rig_responses,
                    .judge_responses = rig_responses, .judge = judge, .stop_fd = -1,
                    .grace_ms = 1000, .idle_ms = idle_ms, .max_connections = max_connections,
-                   .busy_poll_us = rig_busy_poll_us, .log = log, .log_ctx = log_ctx};
+                   .busy_poll_us = rig_busy_poll_us, .connect_ms = rig_connect_ms, .log = log,
+                   .log_ctx = log_ctx};
     r->e = hp_new(&c, err, sizeof err);
     REQUIREF(r->e != NULL, "%s", err);
     REQUIRE(pthread_create(&r->loop, NULL, loop_main, r->e) == 0);
@@ -1119,6 +1122,48 @@ static uint8_t *kept_frames(int n, char tag, size_t *len)
     *len = (size_t)n * 4005;
     return out;
 }
+
+/* A server that accepts a connection and says nothing (no SETTINGS, an
+ * HTTP/2 server's first frame), reading what comes until the connection
+ * closes. */
+static void *mute_main(void *arg)
+{
+    int lfd = *(int *)arg, fd;
+    while ((fd = accept(lfd, NULL, NULL)) >= 0) {
+        uint8_t buf[4096];
+        while (read(fd, buf, sizeof buf) > 0) {
+        }
+        close(fd);
+    }
+    return NULL;
+}
+
+/* A server that accepts the connection and sends nothing is no server:
+ * the calls waiting for it get UNAVAILABLE once the connect timeout is
+ * over, as for one that does not answer the connect, instead of waiting
+ * for ever (a call with no deadline) on a connection every call shares. */
+START_TEST(a_server_that_never_greets_is_unavailable)
+{
+    rig r;
+    rig_server = mute_main;
+    rig_connect_ms = 300;
+    rig_start(&r, true);
+    rig_server = NULL;
+    rig_connect_ms = 0;
+    uint8_t in[256];
+    size_t n = frames(in, kept, 3);
+    call c = {.req = {.p = in, .len = n}};
+    double t0 = mono_s();
+    run_calls(r.addr, &c, 1);
+    double took = mono_s() - t0;
+    ck_assert_str_eq(c.st.status, "14");
+    REQUIREF(strstr(c.st.message, "no HTTP/2 SETTINGS in 300 ms") != NULL, "message: %s",
+             c.st.message);
+    REQUIREF(took >= 0.29, "UNAVAILABLE after %.3f s, before the timeout", took);
+    rig_stop(&r);
+    call_free(&c);
+}
+END_TEST
 
 /* A call whose server stops reading holds its stream's window of the
  * client's connection in the proxy (4 MiB and more: over half the
@@ -1952,6 +1997,7 @@ static Suite *h2proxy_suite(void)
     tcase_add_test(t, damaged_client_bytes_end_their_own_connection);
     tcase_add_test(t, damaged_server_bytes_end_the_calls_they_carry);
     tcase_add_test(t, server_not_there_is_unavailable);
+    tcase_add_test(t, a_server_that_never_greets_is_unavailable);
     tcase_add_test(t, allocations_do_not_grow_with_messages);
     tcase_add_test(t, idle_connections_are_closed);
     tcase_add_test(t, quiet_connections_give_ring_pages_back);
