@@ -254,6 +254,7 @@ struct hp_engine {
     unsigned log_n;            /* lines logged in it */
     uint64_t log_skipped;      /* lines left out since the last one logged */
     uint64_t accept_ns;        /* != 0: accepting paused until then (out of descriptors) */
+    int spare_fd;              /* a descriptor kept for a new connection's ring (spare_take) */
     unsigned nclients;         /* client connections open */
     bool listen_watched;       /* the listening socket is in the epoll set */
     /* tags for epoll: which descriptor fired */
@@ -2611,9 +2612,18 @@ static void accept_all(hp_engine *e)
             listen_update(e);
             return;
         }
+        /* a connection needs its socket and, for a moment, the descriptor
+         * its ring is made with (rb_init: a memfd, closed once mapped): a
+         * spare is held for that one, so that a connection accepted as the
+         * descriptors run out is not then dropped for want of its ring; no
+         * spare to be had, no accept (as when accept itself finds none) */
+        if (e->spare_fd < 0)
+            e->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
         struct sockaddr_storage ss;
         socklen_t sl = sizeof ss;
-        int fd = accept4(e->lfd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        int fd = e->spare_fd < 0 ? -1
+                                 : accept4(e->lfd, (struct sockaddr *)&ss, &sl,
+                                           SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd < 0) {
             if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
                 /* the connection stays queued, and the socket readable:
@@ -2627,6 +2637,8 @@ static void accept_all(hp_engine *e)
         }
         int one = 1;
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        close(e->spare_fd); /* the ring's memfd takes its place */
+        e->spare_fd = -1;
         char err[NET_ERR_LEN];
         hp_conn *c = conn_new(e, fd, false, err, sizeof err);
         if (c == NULL) {
@@ -2677,6 +2689,7 @@ hp_engine *hp_new(const hp_config *cfg, char *err, size_t errlen)
     e->lfd = cfg->listen_fd;
     e->ep = -1;
     e->efd = -1;
+    e->spare_fd = -1;
     snprintf(e->upstream, sizeof e->upstream, "%s", cfg->upstream);
     net_addr a;
     if (net_parse_addr(cfg->upstream, &a, err, errlen) != 0)
@@ -2720,6 +2733,11 @@ hp_engine *hp_new(const hp_config *cfg, char *err, size_t errlen)
     e->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (e->ep < 0 || e->efd < 0) {
         tr_say(err, errlen, "epoll: %s", strerror(errno));
+        goto fail;
+    }
+    e->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (e->spare_fd < 0) {
+        tr_say(err, errlen, "a spare descriptor: %s", strerror(errno));
         goto fail;
     }
     int fl = fcntl(e->lfd, F_GETFL);
@@ -2894,6 +2912,8 @@ void hp_free(hp_engine *e)
         close(e->efd);
     if (e->ep >= 0)
         close(e->ep);
+    if (e->spare_fd >= 0)
+        close(e->spare_fd);
     if (e->cbs)
         nghttp2_session_callbacks_del(e->cbs);
     if (e->opt)

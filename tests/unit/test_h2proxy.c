@@ -1789,6 +1789,62 @@ START_TEST(accept_pauses_when_out_of_descriptors)
 }
 END_TEST
 
+/* A connection needs two descriptors for a moment: its socket and the
+ * memfd its ring is made with (closed once mapped). The engine holds a
+ * spare for the second: with two descriptors left, one for the client's
+ * socket and one for the socket the engine accepts, the connection is
+ * served, not accepted and then dropped for want of its ring. */
+START_TEST(a_connection_taken_as_descriptors_run_out_is_served)
+{
+    rig r;
+    rig_start(&r, true);
+    /* the engine's connection to the server opened first (a call) */
+    uint8_t in[256];
+    size_t n = frames(in, kept, 3);
+    call c0 = {.req = {.p = in, .len = n}};
+    client first;
+    client_open(&first, r.addr);
+    client_calls(&first, &c0, 1);
+    ck_assert_str_eq(c0.st.status, "0");
+    call_free(&c0);
+    struct rlimit old, low;
+    REQUIRE(getrlimit(RLIMIT_NOFILE, &old) == 0);
+    low = old;
+    if (low.rlim_cur > 512)
+        low.rlim_cur = 512;
+    REQUIRE(setrlimit(RLIMIT_NOFILE, &low) == 0);
+    static int held[512];
+    int nheld = 0;
+    while (nheld < 512) {
+        int d = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        if (d < 0)
+            break;
+        held[nheld++] = d;
+    }
+    REQUIREF(nheld > 2 && errno == EMFILE, "%d descriptors, then %s", nheld, strerror(errno));
+    close(held[--nheld]);
+    close(held[--nheld]);
+    client cl;
+    client_open(&cl, r.addr);
+    call c = {.req = {.p = in, .len = n}};
+    client_submit(&cl, &c, 1);
+    bool ended = true;
+    while (ended && cl.open > 0)
+        ended = peer_round(cl.s, cl.fd, T_MS);
+    while (nheld > 0)
+        close(held[--nheld]);
+    REQUIRE(setrlimit(RLIMIT_NOFILE, &old) == 0);
+    REQUIREF(ended && strcmp(c.st.status, "0") == 0, "the call: %s, status %s",
+             ended ? "ended" : "still open", c.st.status);
+    call_free(&c);
+    client_close(&cl);
+    client_close(&first);
+    hp_stats st = rig_stop(&r);
+    ck_assert_uint_eq(st.connections_failed, 0);
+    ck_assert_uint_eq(st.connections, 2);
+}
+END_TEST
+
 /* At max_connections open, accepting pauses: a third client's connection
  * waits in the backlog, unanswered (its preface and SETTINGS sent), until
  * one of the two closes; then it is taken and answered. */
@@ -2008,6 +2064,7 @@ static Suite *h2proxy_suite(void)
     tcase_add_test(t, errors_are_logged_and_bounded);
     tcase_add_test(t, a_refused_goaway_is_logged_with_its_reason);
     tcase_add_test(t, accept_pauses_when_out_of_descriptors);
+    tcase_add_test(t, a_connection_taken_as_descriptors_run_out_is_served);
     tcase_add_test(t, connections_are_limited);
     tcase_add_test(t, header_lists_are_bounded);
     tcase_add_test(t, a_header_field_past_hpacks_bound_ends_the_connection);
