@@ -170,6 +170,7 @@ typedef struct {
     const op_unread *unread; /* OP_RECORD: the record's lists, maps and unions; else NULL */
     int nunread;
     op_member member;        /* its first step (mode OP_M_NONE: none to share) */
+    int index_max;           /* the largest list index its path steps through (-1: none) */
 } op_optic;
 
 typedef struct {

@@ -42,6 +42,11 @@ js_str rg_string(rg_rng *r, ar_arena *a);
 js_str rg_map_key(rg_rng *r, ar_arena *a, size_t i);
 /* A list's or map's length: [0, size]. */
 size_t rg_count(rg_rng *r, int size);
+/* A list an optic reads item i of (i below this) is made i + 1 long in
+ * about half of the lists whose size cannot reach it (the generated
+ * random functions): so such an optic hits in random messages. Past it, an
+ * optic of a far item may never hit in them. */
+#define RG_INDEX_PLANT 32
 /* Whether an optional field is present: one time in two. */
 bool rg_present(rg_rng *r);
 /* A union case or enum value: uniform in [0, n). */

@@ -8,5 +8,5 @@
 #ifndef TR_VERSION_H
 #define TR_VERSION_H
 #define TR_VERSION "0.1.0"
-#define TR_RUNTIME_VERSION 3
+#define TR_RUNTIME_VERSION 4
 #endif

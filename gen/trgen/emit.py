@@ -20,7 +20,10 @@ TEMPLATES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file_
 # Bump when the runtime's interface to generated code changes (with
 # runtime/version.h's TR_RUNTIME_VERSION); the generated
 # header refuses to compile against another runtime version.
-RUNTIME_VERSION = 3
+RUNTIME_VERSION = 4
+
+# runtime/rng.h's RG_INDEX_PLANT (tr_random.c checks they agree).
+RG_INDEX_PLANT = 32
 
 SCALAR_C = {"i32": "int32_t", "i64": "int64_t", "f64": "double", "bool": "bool", "string": "js_str"}
 
@@ -185,9 +188,14 @@ class Model:
         # the keys the random generator plants so those optics can hit.
         self.key_maps: List[TypeRef] = []
         self.map_keys: Dict[str, List[str]] = {}
+        # The lists optics read by index: the furthest item read in each
+        # (below RG_INDEX_PLANT), which the random generator makes there.
+        self.list_reach: Dict[str, int] = {}
         for o in self.optics:
             cur = o.source
             for st in o.steps:
+                if st.kind == "index" and st.index < RG_INDEX_PLANT:
+                    self.list_reach[mangle(cur)] = max(self.list_reach.get(mangle(cur), -1), st.index)
                 if st.kind == "key":
                     if mangle(cur) not in self.map_keys:
                         self.key_maps.append(cur)
@@ -324,6 +332,7 @@ def render(s: Schema, schema_path: str) -> Dict[str, str]:
         Union=Union,
         Enum=Enum,
         RUNTIME_VERSION=RUNTIME_VERSION,
+        RG_INDEX_PLANT=RG_INDEX_PLANT,
     )
     m = Model(s, schema_path)
     m.scanners = [scanner_plan(o, s.root) for o in s.optics]
