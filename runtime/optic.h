@@ -171,6 +171,7 @@ typedef struct {
     int nunread;
     op_member member;        /* its first step (mode OP_M_NONE: none to share) */
     int index_max;           /* the largest list index its path steps through (-1: none) */
+    int containers;          /* the list items and map entries its path steps into */
 } op_optic;
 
 typedef struct {

@@ -27,6 +27,7 @@
 #include "rng.h"
 #include "rules.h"
 #include "support/fixture.h"
+#include "support/reach.h"
 #include "support/simd.h"
 #include "support/suite.h"
 
@@ -296,10 +297,12 @@ START_TEST(shared_walks_read_what_the_scanners_read)
                 check_message(&rg, C->esc, e, what);
             }
     fprintf(stderr, "test_level: %ld reads checked, %ld hits\n", C->reads, C->hits);
-    /* a schema with optics to share a walk reads some of them */
+    /* a schema with optics to share a walk (that random messages reach:
+     * support/reach.h) reads some of them */
     int any = 0;
     for (int i = 0; i < S->noptics; i++)
-        any += S->optics[i].member.mode != OP_M_NONE && op_from_message(S, i);
+        any += S->optics[i].member.mode != OP_M_NONE && op_from_message(S, i) &&
+               rc_reaches(&S->optics[i]);
     REQUIRE(any == 0 || C->hits > 0);
 }
 END_TEST
