@@ -1479,6 +1479,17 @@ static bool is_raw(const path_t *p) { return p->kind == OP_RAW; }
 static bool is_scalar(const path_t *p) { return is_value(p->kind); }
 
 /* A bad primary: its text, or false when the schema has nothing it needs. */
+
+/* Whether word is one of path x's cases (an enum's or a union's tag's). */
+static bool names_case(const path_t *x, const char *word)
+{
+    size_t n = strlen(word);
+    for (int c = 0; x->cases != NULL && c < x->ncases; c++)
+        if (x->cases[c].n == n && memcmp(x->cases[c].p, word, n) == 0)
+            return true;
+    return false;
+}
+
 static bool gen_bad(rg_rng *rg, char *out, size_t cap, int kind)
 {
     int p;
@@ -1523,7 +1534,10 @@ static bool gen_bad(rg_rng *rg, char *out, size_t cap, int kind)
             return false;
         int q = -1, seen = 0;
         for (int i = 0; i < npaths; i++) {
-            if (!is_scalar(&P[i]))
+            /* (a path that is one bare word naming a case of the other's
+             * enum is that case: `a == b` with b a case of a's type is a
+             * rule that loads) */
+            if (!is_scalar(&P[i]) || names_case(&P[p], P[i].text) || names_case(&P[i], P[p].text))
                 continue;
             int a = cls_of_kind(P[p].kind), c = cls_of_kind(P[i].kind);
             bool differ = a != c || (a == LC_ENUM && (strcmp(P[p].focus, P[i].focus) != 0 ||
