@@ -232,6 +232,29 @@ optic ui = U.int.x
 optic dw = U.default.while.case
 optic kind = A.default.type
 """,
+    # Tags that are no names: a first byte past ASCII (the decoder's switch
+    # on a uint8_t, the rest compared by bytes), and text that would end a C
+    # comment or make a trigraph where paths are written in comments.
+    "tag_bytes": r"""
+root A
+record A { u: U  v: V  w: W }
+union U tag "é" { X { x: i32 } Y { y: i32 } }
+union V tag "*/" { X { x: i32 } }
+union W tag "??/\n" { X { x: i32 } }
+optic u = U["é"]
+optic v = V["*/"]
+optic w = W["??/\n"]
+optic ux = A.u.X.x
+""",
+    # @range at the ends of the integer types: INT64_MIN has no literal.
+    "range_extremes": """
+root A
+record A {
+    a: i64 @range(-9223372036854775808, 9223372036854775807)
+    b: i32 @range(-2147483648, 2147483647)
+}
+optic a = A.a
+""",
     # The largest index the checker takes: the scanner's loop counter is an int.
     "largest_index": """
 root A

@@ -28,6 +28,12 @@ RG_INDEX_PLANT = 32
 SCALAR_C = {"i32": "int32_t", "i64": "int64_t", "f64": "double", "bool": "bool", "string": "js_str"}
 
 
+def int64_literal(v: int) -> str:
+    """An integer as a C int64_t constant: INT64_MIN spelled so (its digits
+    alone are past the largest long long, and the minus applies after)."""
+    return "INT64_MIN" if v == -(1 << 63) else f"{v}LL"
+
+
 def mangle(t: TypeRef) -> str:
     """A name for a type usable inside C identifiers: list<Person> -> list_Person."""
     if t.kind in ("scalar", "named"):
@@ -120,11 +126,12 @@ def key_table(keys: List[tuple]) -> KeyTable:
 
 
 def step_text(st) -> str:
-    """One step of a path as a comment writes it: .name, [0] or ["key"]."""
+    """One step of a path as a comment writes it: .name, [0] or ["key"] (a
+    union's tag as .name when it is a name, else as ["tag"])."""
     if st.kind == "index":
         return f"[{st.index}]"
-    if st.kind == "key":
-        return f"[{names.json_comment(st.key)}]"
+    if st.kind == "key" or (st.kind == "tag" and not names.is_plain_name(st.name)):
+        return f"[{names.json_comment(st.key if st.kind == 'key' else st.name)}]"
     return "." + st.name
 
 
@@ -135,17 +142,19 @@ def path_text(o) -> str:
 
 def key_text(k: str) -> str:
     """A key in a comment: as it is when it is a plain name, else as JSON."""
-    return k if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", k) else names.json_comment(k)
+    return k if names.is_plain_name(k) else names.json_comment(k)
 
 
 def c_char(ch: str) -> str:
-    """A one-byte C character constant."""
+    """A one-byte C constant: a character constant for printable ASCII, else
+    the byte's value (a char constant past 0x7f is negative where char is
+    signed, and a switch on a uint8_t never meets it)."""
     b = ord(ch)
     if ch in "'\\":
         return "'\\" + ch + "'"
     if 0x20 <= b < 0x7F:
         return f"'{ch}'"
-    return f"'\\x{b:02x}'"
+    return f"0x{b:02x}"
 
 
 def key_groups(keys: List[str]):
@@ -333,6 +342,7 @@ def render(s: Schema, schema_path: str) -> Dict[str, str]:
         Enum=Enum,
         RUNTIME_VERSION=RUNTIME_VERSION,
         RG_INDEX_PLANT=RG_INDEX_PLANT,
+        int64_literal=int64_literal,
     )
     m = Model(s, schema_path)
     m.scanners = [scanner_plan(o, s.root) for o in s.optics]
@@ -581,7 +591,7 @@ def scanner_plan(o, root) -> Scanner:
         elif st.kind == "case":
             pending_case = st.case
         elif st.kind == "tag":
-            levels.append(Level("tag", f"{cur.spell()}.{st.name}", union=cur.decl))
+            levels.append(Level("tag", f"{cur.spell()}{step_text(st)}", union=cur.decl))
         elif st.kind == "index":
             levels.append(Level("index", f"{cur.spell()}[{st.index}]", index=st.index))
         elif st.kind == "key":  # a map is an object: its key is found like a field's

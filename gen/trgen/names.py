@@ -113,6 +113,12 @@ def c_field_const(record: str, fld: str) -> str:
     return f"{PREFIX.upper()}{upper_snake(record)}_F_{upper_snake(fld)}"
 
 
+def is_plain_name(s: str) -> bool:
+    """Whether s is written as it is in a path: a name (ASCII letters,
+    digits, '_', not starting with a digit)."""
+    return re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", s) is not None
+
+
 def c_string_literal(s: str) -> str:
     """A C string literal for an ASCII-or-UTF-8 schema name."""
     return c_bytes_literal(s.encode("utf-8"))

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Union as TUnion
 
-from .names import c_enum_const
+from .names import c_enum_const, is_plain_name, json_comment
 
 SCALARS = ("i32", "i64", "f64", "bool", "string")
 KEYWORDS = ("record", "union", "enum", "root", "optic", "tag", "optional", "list", "map", "raw")
@@ -79,7 +79,9 @@ class TypeRef:
         if self.kind == "case":
             return f"{self.decl.union.name}.{self.name}"
         if self.kind == "tag":
-            return f"{self.name}.{self.decl.tag}"
+            # as an optic names it: U.type, or U["@type"] (safe in a C comment)
+            tag = self.decl.tag
+            return f"{self.name}.{tag}" if is_plain_name(tag) else f"{self.name}[{json_comment(tag)}]"
         return self.name
 
 
