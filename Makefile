@@ -99,7 +99,7 @@ TEST_SRC := $(if $(DEMO_MODEL),$(sort $(wildcard tests/unit/test_*.c)),$(patsubs
               $(RUNTIME_TESTS) $(MODEL_TEST_NAMES)))
 # The benchmark of the peers times the demo's messages (bench/peers*.c):
 # with another schema, triage-bench has the others (bench/triage.c leaves out
-# its rows written for the demo's names: -DTR_DEMO_MODEL, BENCH_DEFS).
+# its rows written for the demo's names: -DTRIAGE_DEMO_MODEL, BENCH_DEFS).
 BENCH_SRC := $(if $(DEMO_MODEL),$(sort $(wildcard bench/*.c)),$(filter-out bench/peers%,$(sort \
                $(wildcard bench/*.c))))
 
@@ -126,18 +126,18 @@ BENCH_OBJ := $(BENCH_SRC:bench/%.c=$(BUILD)/obj/bench/%.o)
 # simdjson is C++: compiled with the C++ compiler matching $(CC), and then
 # the link goes through it too.
 BENCH_CXX ?= $(if $(findstring clang,$(CC)),clang++,g++)
-BENCH_DEFS := $(if $(DEMO_MODEL),-DTR_DEMO_MODEL)
+BENCH_DEFS := $(if $(DEMO_MODEL),-DTRIAGE_DEMO_MODEL)
 BENCH_LIBS :=
 BENCH_CXX_OBJ :=
 BENCH_LD := $(CC)
 ifneq ($(and $(DEMO_MODEL),$(shell pkg-config --exists simdjson && command -v $(BENCH_CXX) && echo yes)),)
-BENCH_DEFS += -DTR_HAVE_SIMDJSON
+BENCH_DEFS += -DTRIAGE_HAVE_SIMDJSON
 BENCH_CXX_OBJ := $(BUILD)/obj/bench/peers_simdjson.o
 BENCH_LIBS += $(shell pkg-config --libs simdjson)
 BENCH_LD := $(BENCH_CXX)
 endif
 ifneq ($(shell pkg-config --exists libcjson && echo yes),)
-BENCH_DEFS += -DTR_HAVE_CJSON
+BENCH_DEFS += -DTRIAGE_HAVE_CJSON
 BENCH_LIBS += $(shell pkg-config --libs libcjson)
 endif
 

@@ -5,8 +5,8 @@
  * is the median ns per message, with the fastest and slowest reps beside it.
  * The machines are shared and noisy: compare ratios taken in one run; the
  * cases that are compared take their reps in turns (bn_time_each). */
-#ifndef TR_BENCH_H
-#define TR_BENCH_H
+#ifndef TRIAGE_BENCH_H
+#define TRIAGE_BENCH_H
 
 #include <stdbool.h>
 #include <stddef.h>

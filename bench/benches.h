@@ -1,7 +1,7 @@
 /* benches.h: the benchmarks triage-bench can run, bench_NAME each (bench.h
  * is what they share). */
-#ifndef TR_BENCHES_H
-#define TR_BENCHES_H
+#ifndef TRIAGE_BENCHES_H
+#define TRIAGE_BENCHES_H
 
 #include "bench.h"
 

@@ -1,7 +1,7 @@
 /* counters.h: allocations counted by interposing malloc (glibc), so a
  * benchmark can show what a hot path allocates per message. */
-#ifndef TR_COUNTERS_H
-#define TR_COUNTERS_H
+#ifndef TRIAGE_COUNTERS_H
+#define TRIAGE_COUNTERS_H
 
 #include <stddef.h>
 #include <stdint.h>

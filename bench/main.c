@@ -15,7 +15,7 @@ static const struct {
 } benches[] = {
     {"triage", bench_triage, "one message from bytes to verdict: decode, optics, detail"},
     {"stream", bench_stream, "the filter's pipe in memory: 256 KiB pieces split, judged, gathered"},
-#ifdef TR_DEMO_MODEL /* written for the demo's schema (the Makefile: DEMO_MODEL) */
+#ifdef TRIAGE_DEMO_MODEL /* written for the demo's schema (the Makefile: DEMO_MODEL) */
     {"peers", bench_peers, "ours against simdjson, jsmn, cJSON, jq, memchr, memcpy (size 7)"},
     {"sweep", bench_sweep, "the same readers over message sizes 2, 7, 15, 40"},
 #endif

@@ -273,11 +273,11 @@ static void counted(bn_fn fn, run_t *r, bn_result *res)
 }
 
 static const pr_peer *const peers[] = {
-#ifdef TR_HAVE_SIMDJSON
+#ifdef TRIAGE_HAVE_SIMDJSON
     &pr_simdjson_ondemand, &pr_simdjson_dom,
 #endif
     &pr_jsmn,
-#ifdef TR_HAVE_CJSON
+#ifdef TRIAGE_HAVE_CJSON
     &pr_cjson,
 #endif
 };
@@ -285,7 +285,7 @@ static const pr_peer *const peers[] = {
 
 static const char *peer_impl(const pr_peer *p)
 {
-#ifdef TR_HAVE_SIMDJSON
+#ifdef TRIAGE_HAVE_SIMDJSON
     if (p == &pr_simdjson_ondemand || p == &pr_simdjson_dom)
         return pr_simdjson_impl();
 #endif

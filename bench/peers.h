@@ -10,8 +10,8 @@
  * kind the index of the detail's case in the schema (tr_Detail_names), -1
  * when no kind could be read (an unknown or missing kind, or the reader
  * rejected the message): that is always a drop. */
-#ifndef TR_PEERS_H
-#define TR_PEERS_H
+#ifndef TRIAGE_PEERS_H
+#define TRIAGE_PEERS_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -82,12 +82,12 @@ typedef struct {
     void (*direct)(void *st, bool on);
 } pr_peer;
 
-#ifdef TR_HAVE_SIMDJSON
+#ifdef TRIAGE_HAVE_SIMDJSON
 extern const pr_peer pr_simdjson_ondemand, pr_simdjson_dom;
 /* The kernel simdjson picked for this CPU (haswell, icelake, ...). */
 const char *pr_simdjson_impl(void);
 #endif
-#ifdef TR_HAVE_CJSON
+#ifdef TRIAGE_HAVE_CJSON
 extern const pr_peer pr_cjson;
 #endif
 extern const pr_peer pr_jsmn;

@@ -6,7 +6,7 @@
  * __libc_malloc), not through the counting malloc of counters.c, whose
  * atomic adds would be charged to cJSON's hundreds of allocations; the
  * allocation figures come from an untimed pass with the default hooks. */
-#ifdef TR_HAVE_CJSON
+#ifdef TRIAGE_HAVE_CJSON
 #include <cjson/cJSON.h>
 #include <stdlib.h>
 

@@ -51,12 +51,12 @@
 #include "verify.h"
 #include "skip.h"
 #include "jsonvalid.h"
-#ifdef TR_DEMO_MODEL
+#ifdef TRIAGE_DEMO_MODEL
 #include "flood.h"
 #endif
 
 #define POOL 256
-#ifdef TR_DEMO_MODEL
+#ifdef TRIAGE_DEMO_MODEL
 #define ARENA (16u << 20) /* the direct row's arena: the demo's rows alone use one */
 #else
 #define ARENA 0
@@ -67,7 +67,7 @@ typedef struct {
     po_policy policy;
     po_policy interp;     /* the same rules, interpreted */
     rd_reader *rd;
-#ifdef TR_DEMO_MODEL
+#ifdef TRIAGE_DEMO_MODEL
     ar_arena arena;
     tr_Issue issue;
 #endif
@@ -125,7 +125,7 @@ static int verdict_root(ctx_t *c, size_t i, const ru_rules *r)
 static int verdict_optics(ctx_t *c, size_t i) { return verdict_by(c, i, &c->policy); }
 static int verdict_interp(ctx_t *c, size_t i) { return verdict_by(c, i, &c->interp); }
 
-#ifdef TR_DEMO_MODEL
+#ifdef TRIAGE_DEMO_MODEL
 /* The rows written for the demo's schema (the Makefile: DEMO_MODEL): its
  * optics called by name, its validator's views, its flood messages. */
 
@@ -244,7 +244,7 @@ static void report(const bn_opts *o, const char *cse, const char *layout, const 
                r->bytes);
 }
 
-#ifdef TR_DEMO_MODEL
+#ifdef TRIAGE_DEMO_MODEL
 /* One flood message, decoded whole per call (the bench's one-message pool). */
 typedef struct {
     const uint8_t *p;
@@ -351,7 +351,7 @@ int bench_triage(const bn_opts *o)
             free(mem);
             return 1;
         }
-#ifdef TR_DEMO_MODEL
+#ifdef TRIAGE_DEMO_MODEL
         ar_init(&c->arena, mem, ARENA);
 #endif
         c->verify = vf_new();
@@ -364,7 +364,7 @@ int bench_triage(const bn_opts *o)
                             "interpreted too\n");
         /* the direct row is the default rules: it runs while they are (and
          * the schema is the demo's, which it is written for) */
-#ifdef TR_DEMO_MODEL
+#ifdef TRIAGE_DEMO_MODEL
         bool direct = true;
 #endif
         for (size_t i = 0; i < POOL; i++) {
@@ -376,11 +376,11 @@ int bench_triage(const bn_opts *o)
                         i, layouts[l], d, op, in);
                 rc = 1;
             }
-#ifdef TR_DEMO_MODEL
+#ifdef TRIAGE_DEMO_MODEL
             direct = direct && verdict_direct(c, i) == op;
 #endif
         }
-#ifdef TR_DEMO_MODEL
+#ifdef TRIAGE_DEMO_MODEL
         if (!direct && l == 0)
             fprintf(stderr, "triage-bench: no direct row: the rules in use are not the default "
                             "rules it writes in C\n");
@@ -389,7 +389,7 @@ int bench_triage(const bn_opts *o)
             size_t avg = c->pool.total / POOL;
             /* decode, optics, detail and direct timed together, their reps
              * in turns (bench.h): the ratios the targets read */
-#ifdef TR_DEMO_MODEL
+#ifdef TRIAGE_DEMO_MODEL
             const bn_fn fns[5] = {run_decode, run_optics, run_interp, run_detail, run_direct};
             int nfns = direct ? 5 : 4;
 #else
@@ -429,7 +429,7 @@ int bench_triage(const bn_opts *o)
                 const char *name;
                 void (*fn)(void *, size_t);
             } passes[] = {{"json-validate", run_json_validate},
-#ifdef TR_DEMO_MODEL
+#ifdef TRIAGE_DEMO_MODEL
                           {"json-onepass", run_json_onepass},
                           {"schema-validate", run_schema_validate},
 #endif
@@ -454,7 +454,7 @@ int bench_triage(const bn_opts *o)
                 fprintf(stderr, "triage-bench: cannot compress the pool\n");
                 rc = 1;
             }
-#ifdef TR_DEMO_MODEL
+#ifdef TRIAGE_DEMO_MODEL
             if (l == 0 && !bench_flood(o, c, dec.median_ns))
                 rc = 1;
 #endif

@@ -1,7 +1,7 @@
 /* cmd.h: the subcommands of triage-demo, each in its own file (services.c
  * holds upstream, filter and downstream). */
-#ifndef TR_CMD_H
-#define TR_CMD_H
+#ifndef TRIAGE_CMD_H
+#define TRIAGE_CMD_H
 
 int cmd_gen(int argc, char **argv);
 int cmd_judge(int argc, char **argv);

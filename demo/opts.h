@@ -1,6 +1,6 @@
 /* opts.h: the option parsing the subcommands share. */
-#ifndef TR_OPTS_H
-#define TR_OPTS_H
+#ifndef TRIAGE_OPTS_H
+#define TRIAGE_OPTS_H
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -1,6 +1,6 @@
 /* out.h: failures to write stdout, remembered and reported. */
-#ifndef TR_OUT_H
-#define TR_OUT_H
+#ifndef TRIAGE_OUT_H
+#define TRIAGE_OUT_H
 
 #include <stdbool.h>
 

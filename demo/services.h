@@ -1,7 +1,7 @@
 /* services.h: what the three services and `run` share: the policy option,
  * the line a listening service prints, and JSON strings. */
-#ifndef TR_SERVICES_H
-#define TR_SERVICES_H
+#ifndef TRIAGE_SERVICES_H
+#define TRIAGE_SERVICES_H
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -5,8 +5,8 @@
  * instead (its frame has no head; offset is the line's). A source opened
  * with an encoding also inflates the compressed frames (src_message), into
  * one buffer of its own. */
-#ifndef TR_SOURCE_H
-#define TR_SOURCE_H
+#ifndef TRIAGE_SOURCE_H
+#define TRIAGE_SOURCE_H
 
 #include <stdbool.h>
 #include <stddef.h>

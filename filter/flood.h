@@ -15,8 +15,8 @@
  * Header only (static functions), for tests/unit/test_reliability.c and
  * bench/triage.c. Needs the generated model and issues.h.
  */
-#ifndef TR_FLOOD_H
-#define TR_FLOOD_H
+#ifndef TRIAGE_FLOOD_H
+#define TRIAGE_FLOOD_H
 
 #include <stdbool.h>
 #include <stdint.h>

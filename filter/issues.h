@@ -2,8 +2,8 @@
  *
  * An iss_gen owns its memory (one arena, one frame buffer, allocated at
  * creation); a returned frame is a view into it, valid until the next call. */
-#ifndef TR_ISSUES_H
-#define TR_ISSUES_H
+#ifndef TRIAGE_ISSUES_H
+#define TRIAGE_ISSUES_H
 
 #include <stdbool.h>
 #include <stddef.h>

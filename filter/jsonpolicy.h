@@ -17,8 +17,8 @@
  * file, line and column, in err as one line. The rules are compiled as
  * po_rules compiles them (policy.h), freed by po_free.
  */
-#ifndef TR_JSONPOLICY_H
-#define TR_JSONPOLICY_H
+#ifndef TRIAGE_JSONPOLICY_H
+#define TRIAGE_JSONPOLICY_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -14,8 +14,8 @@
  * bounded queue, which overlaps judging with writes (small ones: the kept
  * frames go out with writev from where they were read).
  */
-#ifndef TR_PIPE_H
-#define TR_PIPE_H
+#ifndef TRIAGE_PIPE_H
+#define TRIAGE_PIPE_H
 
 #include <stdbool.h>
 #include <stddef.h>

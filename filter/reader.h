@@ -11,8 +11,8 @@
  *
  * An rd_reader owns its memory (the rules' subject and an arena for escaped
  * strings, allocated once); nothing is allocated per message. */
-#ifndef TR_READER_H
-#define TR_READER_H
+#ifndef TRIAGE_READER_H
+#define TRIAGE_READER_H
 
 #include <stdbool.h>
 #include <stddef.h>

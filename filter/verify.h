@@ -12,8 +12,8 @@
  *
  * A checker owns one scratch arena, allocated at creation and reset per
  * message: nothing is allocated per message. */
-#ifndef TR_VERIFY_H
-#define TR_VERIFY_H
+#ifndef TRIAGE_VERIFY_H
+#define TRIAGE_VERIFY_H
 
 #include <stdbool.h>
 

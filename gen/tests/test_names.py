@@ -174,6 +174,28 @@ class MemberNames(unittest.TestCase):
         self.assertEqual(sorted(declared - set(names.RUNTIME_NAMES)), [])
 
 
+    def test_programs_define_no_generated_like_names(self):
+        """The code beside the runtime that is compiled with the generated
+        headers (the demo, the filter layer, the bench, the tools, the
+        tests) defines no macro a generated name could be (TR_..., tr_...):
+        an enum Pipe with a case H is TR_PIPE_H, which was filter/pipe.h's
+        include guard. Nor does the Makefile pass one with -D."""
+        found = []
+        for top in ("demo", "filter", "bench", "tools", "tests", "examples"):
+            for dirpath, _, files in os.walk(os.path.join(ROOT, top)):
+                for fn in files:
+                    if not fn.endswith((".h", ".c", ".cpp")):
+                        continue
+                    path = os.path.join(dirpath, fn)
+                    with open(path, encoding="utf-8", errors="replace") as f:
+                        for m in re.finditer(r"#\s*define\s+((?:TR|tr)_\w+)", f.read()):
+                            found.append(f"{os.path.relpath(path, ROOT)}: {m.group(1)}")
+        for mk in ["Makefile"] + [os.path.join("mk", x) for x in os.listdir(os.path.join(ROOT, "mk"))]:
+            with open(os.path.join(ROOT, mk), encoding="utf-8") as f:
+                found += [f"{mk}: {m}" for m in re.findall(r"-D((?:TR|tr)_\w+)", f.read())]
+        self.assertEqual(found, [])
+
+
 class CTypes(unittest.TestCase):
     def test_c_type(self):
         self.assertEqual(names.c_type("Issue"), "tr_Issue")

@@ -23,8 +23,8 @@
  * A build for a schema the demo cannot run on holds fuzz.c and
  * fuzz_model.c alone.
  */
-#ifndef TR_FUZZ_FUZZ_H
-#define TR_FUZZ_FUZZ_H
+#ifndef TRIAGE_FUZZ_FUZZ_H
+#define TRIAGE_FUZZ_FUZZ_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -11,8 +11,8 @@
  * fz_init must be called once first (it calls fzm_init); nothing here is
  * thread-safe.
  */
-#ifndef TR_FUZZ_HARNESS_H
-#define TR_FUZZ_HARNESS_H
+#ifndef TRIAGE_FUZZ_HARNESS_H
+#define TRIAGE_FUZZ_HARNESS_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -16,8 +16,8 @@
  * fzr_init must be called first (fzr_rules does); nothing is thread-safe.
  * This file is named like runtime/rules.h: it includes that one by path.
  */
-#ifndef TR_FUZZ_RULES_H
-#define TR_FUZZ_RULES_H
+#ifndef TRIAGE_FUZZ_RULES_H
+#define TRIAGE_FUZZ_RULES_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -4,8 +4,8 @@
  * grpc-message that came back.
  *
  * Header only (static functions), like filter/flood.h. */
-#ifndef TR_H2CALL_H
-#define TR_H2CALL_H
+#ifndef TRIAGE_H2CALL_H
+#define TRIAGE_H2CALL_H
 
 #include <stdbool.h>
 #include <stdio.h>

@@ -4,8 +4,8 @@
  * text can be searched with the string functions. bb_new's buffers are
  * freed by fx_teardown (fixture.h), or earlier by bb_free; a bb declared
  * zeroed (static bb x;) works too, and is the caller's to keep. */
-#ifndef TR_TEST_BYTES_H
-#define TR_TEST_BYTES_H
+#ifndef TRIAGE_TEST_BYTES_H
+#define TRIAGE_TEST_BYTES_H
 
 #include <stddef.h>
 #include <stdint.h>

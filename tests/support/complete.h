@@ -11,8 +11,8 @@
  *
  * The helpers below it read valid JSON text without a parser, for tests
  * that take such literals apart. */
-#ifndef TR_TEST_COMPLETE_H
-#define TR_TEST_COMPLETE_H
+#ifndef TRIAGE_TEST_COMPLETE_H
+#define TRIAGE_TEST_COMPLETE_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -2,8 +2,8 @@
  * it lies (never copied into the project): the folder TR_CONFORMANCE names,
  * else ../shared/conformance/JSONTestSuite/test_parsing (from the
  * repository's root, where the suites run). */
-#ifndef TR_TEST_CONFORMANCE_H
-#define TR_TEST_CONFORMANCE_H
+#ifndef TRIAGE_TEST_CONFORMANCE_H
+#define TRIAGE_TEST_CONFORMANCE_H
 
 #include <stdbool.h>
 #include <stddef.h>

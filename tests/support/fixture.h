@@ -4,8 +4,8 @@
  * checked teardown of the test cases that use them (su_tcase(..., setup,
  * fx_teardown, ...)), so each test's process ends with nothing allocated and
  * LeakSanitizer reports only real leaks. Not thread-safe. */
-#ifndef TR_TEST_FIXTURE_H
-#define TR_TEST_FIXTURE_H
+#ifndef TRIAGE_TEST_FIXTURE_H
+#define TRIAGE_TEST_FIXTURE_H
 
 #include <stddef.h>
 

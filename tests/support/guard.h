@@ -4,8 +4,8 @@
  * by luck (or only under ASan). A guard is mapped on first use and stays
  * for the process (each test runs in a process of its own), unless
  * gd_release unmaps it. Not thread-safe. */
-#ifndef TR_TEST_GUARD_H
-#define TR_TEST_GUARD_H
+#ifndef TRIAGE_TEST_GUARD_H
+#define TRIAGE_TEST_GUARD_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -3,8 +3,8 @@
  * Not the generator's rg_rng (runtime/rng.h), which draws the model's
  * values: these choose test inputs (lengths, positions, bytes), and a test
  * that prints its seed can be run again exactly. */
-#ifndef TR_TEST_RNG_H
-#define TR_TEST_RNG_H
+#ifndef TRIAGE_TEST_RNG_H
+#define TRIAGE_TEST_RNG_H
 
 #include <stdint.h>
 

@@ -7,8 +7,8 @@
  * the CPU than json.c (skip.c and valid.c take sse2 without PCLMUL) is
  * checked by its own suite. Loop tests run in a process each (Check's fork
  * mode), so a width forced in one does not leak into the next. */
-#ifndef TR_TEST_SIMD_H
-#define TR_TEST_SIMD_H
+#ifndef TRIAGE_TEST_SIMD_H
+#define TRIAGE_TEST_SIMD_H
 
 #include <stdbool.h>
 

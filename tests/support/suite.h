@@ -6,8 +6,8 @@
  *
  * A suite's main() ends in return su_run(my_suite()); su_tcase makes a test
  * case with its fixture and time limit and adds it to the suite. */
-#ifndef TR_TEST_SUITE_H
-#define TR_TEST_SUITE_H
+#ifndef TRIAGE_TEST_SUITE_H
+#define TRIAGE_TEST_SUITE_H
 
 #include <check.h>
 #include <stdbool.h>

@@ -11,8 +11,8 @@
  *
  * Everything lives in one bump arena of 64 MiB, kept for the process and
  * reset per message (tj_reset); a full arena fails the test. */
-#ifndef TR_TEST_TREE_H
-#define TR_TEST_TREE_H
+#ifndef TRIAGE_TEST_TREE_H
+#define TRIAGE_TEST_TREE_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,8 +1,8 @@
 /* details.h: the demo's literal details, one of each case of Detail, as
  * C string literals: the verify suites (verify_cases.h) and the fuzzers'
  * handmade seeds (tests/fuzz/corpus.c) spell their cases with them. */
-#ifndef TR_TEST_DETAILS_H
-#define TR_TEST_DETAILS_H
+#ifndef TRIAGE_TEST_DETAILS_H
+#define TRIAGE_TEST_DETAILS_H
 
 #define INCIDENT(sev, tier)                                                          \
     "{\"type\":\"Incident\",\"severity\":\"" sev "\",\"startedAt\":1,\"mitigated\":false,"  \

@@ -4,8 +4,8 @@
  * incomplete: it is completed (complete.h) from a generated detail of the
  * same case, the template given here. With the demo's schema nothing is
  * added, byte for byte. Needs the generated model. */
-#ifndef TR_TEST_LITERALS_H
-#define TR_TEST_LITERALS_H
+#ifndef TRIAGE_TEST_LITERALS_H
+#define TRIAGE_TEST_LITERALS_H
 
 #include <stdbool.h>
 #include <stddef.h>

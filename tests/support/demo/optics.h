@@ -14,8 +14,8 @@
  * On a failure the offending input is written to
  * /tmp/test_optics_fail_*.json (its path is in the message). Needs the
  * demo's schema and demo/. Not thread-safe. */
-#ifndef TR_TEST_OPTICS_H
-#define TR_TEST_OPTICS_H
+#ifndef TRIAGE_TEST_OPTICS_H
+#define TRIAGE_TEST_OPTICS_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -11,8 +11,8 @@
  * nasty strings (escaped quotes, backslashes, brackets, UTF-8, surrogate
  * pairs) in every free-text field, the detail first; and combinations.
  * Needs the demo's schema (its keys name the demo's optics). */
-#ifndef TR_TEST_VARIANTS_H
-#define TR_TEST_VARIANTS_H
+#ifndef TRIAGE_TEST_VARIANTS_H
+#define TRIAGE_TEST_VARIANTS_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -15,8 +15,8 @@
  * The fuzz harnesses (tests/fuzz/harness.h) are reached through here only:
  * this module is the one that includes them, so the suites share one
  * harness state. Needs the demo's schema and demo/. Not thread-safe. */
-#ifndef TR_TEST_VERIFY_CASES_H
-#define TR_TEST_VERIFY_CASES_H
+#ifndef TRIAGE_TEST_VERIFY_CASES_H
+#define TRIAGE_TEST_VERIFY_CASES_H
 
 #include <stdbool.h>
 #include <stddef.h>
