@@ -247,7 +247,7 @@ static const op_type fzr_types[] = {
                   nfields)                                                                    \
     {#nm, path, kind, focus, cases, ncases, source, base, root, rec, fzr_scan_##nm, NULL,     \
      fzr_get_##nm, enc, fields, nfields, (nfields) ? fzr_rec_unread : NULL, (nfields) ? 2 : 0,  \
-     {.mode = OP_M_NONE}}
+     {.mode = OP_M_NONE}, -1, 0}
 
 const op_optic fzr_optics[FZR_NOPTICS] = {
     FZR_OPTIC(kind, "Msg.kind", OP_TAG, "Kind", fzr_kind_cases, 3, 0, -1, true, 0, NULL, NULL, 0),

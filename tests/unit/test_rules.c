@@ -1269,7 +1269,7 @@ static const op_type dm_types[] = {{"Issue", sizeof(dm_msg), NULL, NULL, NULL}};
 #define DM_OPTIC(nm, kind, focus, cases, n, rec, fields, nfields)                             \
     {#nm, "Issue." #nm, kind, focus, cases, n, 0, -1, true, rec, dm_scan_##nm, NULL,         \
      dm_get_##nm,                                                                             \
-     NULL, fields, nfields, NULL, 0, {.mode = OP_M_NONE}}
+     NULL, fields, nfields, NULL, 0, {.mode = OP_M_NONE}, -1, 0}
 static const op_optic dm_optics[] = {
     DM_OPTIC(kind, OP_TAG, "Detail", dm_kinds, DM_N(dm_kinds), 0, NULL, 0),
     DM_OPTIC(severity, OP_ENUM, "Severity", dm_sevs, DM_N(dm_sevs), 0, NULL, 0),
