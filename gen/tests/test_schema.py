@@ -548,8 +548,8 @@ class Checks(unittest.TestCase):
 
     def test_empty_tag(self):
         self.assertError(lines("root A", "record A { x: U }", 'union U tag "" { B { y: i32 } }'),
-                         't.schema:3:13: error: expected the tag field\'s name in quotes, '
-                         'as in tag "type", found \'""\'')
+                         't.schema:3:13: error: a union\'s tag must not be empty: it is the key '
+                         'of the member that names the case, as in tag "type"')
 
     def test_syntax_missing_closing_brace(self):
         self.assertError(lines("root A", "record A {", "  x: i32"),
@@ -665,7 +665,7 @@ class Checks(unittest.TestCase):
                         'optic px = U.P.x'), F)
         self.assertEqual([(o.focus.kind, o.steps[-1].kind) for o in s.optics[:1]],
                          [("tag", "tag")])
-        self.assertEqual(s.optics[2].focus.spell(), "U.@type")
+        self.assertEqual(s.optics[2].focus.spell(), 'U["@type"]')
         self.assertError(self.optics('optic o = U["kind"]'),
                          "t.schema:11:13: error: a key needs a map, and 'U' is not one "
                          "(a union's tag is read by its key, as in [\"k\"])")

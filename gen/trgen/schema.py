@@ -439,6 +439,10 @@ class _Parser:
         if self.peek().text == "tag":
             self.next()
             tag = self.peek()
+            if tag.kind == "str" and tag.text == '""':
+                raise SchemaError(self.diags + [Diagnostic(
+                    tag.pos, "a union's tag must not be empty: it is the key of the member "
+                             "that names the case, as in tag \"type\"")])
             if tag.kind != "str" or len(tag.text) < 3:
                 self.fail(tag, 'the tag field\'s name in quotes, as in tag "type"')
             self.next()
