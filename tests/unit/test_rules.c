@@ -895,6 +895,8 @@ START_TEST(load_errors)
             "t.rules:1:6: expected a value, found rec, a record (Rec): compare one of its fields "
             "(n, x, s, on, lvl, opt, inner) or test has(rec)");
     REFUSED("keep sub == 1", "t.rules:1:6: expected a value, found sub, raw JSON (Sub): only has(sub) applies to it");
+    REFUSED("keep sub.x == 1",
+            "t.rules:1:10: sub is raw JSON (Sub): '.x' reads a field of an optic declared without raw");
     REFUSED("keep sub", "t.rules:1:6: expected a value, found sub, raw JSON (Sub): only has(sub) applies to it");
     REFUSED("keep big", "t.rules:1:6: expected a condition, found big (i64): compare it, or test has(big)");
     REFUSED("keep rec.lvl", "t.rules:1:6: expected a condition, found rec.lvl (Sev): compare it, or test has(rec.lvl)");
