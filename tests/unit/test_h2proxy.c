@@ -1717,6 +1717,53 @@ START_TEST(a_header_field_past_hpacks_bound_ends_the_connection)
 }
 END_TEST
 
+/* A call on a connection that stays open (first): the engine's connection
+ * to the echo server is open (and the server's thread past its accept)
+ * before descriptors run out. Closed early, the engine would give its
+ * descriptor back at a moment of its own, maybe after the descriptors were
+ * taken, and take a queued connection with it. */
+static void first_call(const rig *r, client *first, const uint8_t *in, size_t n)
+{
+    call c0 = {.req = {.p = in, .len = n}};
+    client_open(first, r->addr);
+    client_calls(first, &c0, 1);
+    ck_assert_str_eq(c0.st.status, "0");
+    call_free(&c0);
+}
+
+/* The descriptors taken_but holds, and the limit it lowered. */
+static int held_fds[512], nheld_fds;
+static struct rlimit held_old;
+
+/* Every descriptor of the process taken but `left` (the limit lowered so
+ * that this takes a few hundred; give_back_fds restores it). */
+static void take_fds_but(int left)
+{
+    REQUIRE(getrlimit(RLIMIT_NOFILE, &held_old) == 0);
+    struct rlimit low = held_old;
+    if (low.rlim_cur > 512)
+        low.rlim_cur = 512;
+    REQUIRE(setrlimit(RLIMIT_NOFILE, &low) == 0);
+    nheld_fds = 0;
+    while (nheld_fds < 512) {
+        int d = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        if (d < 0)
+            break;
+        held_fds[nheld_fds++] = d;
+    }
+    REQUIREF(nheld_fds > left && errno == EMFILE, "%d descriptors, then %s", nheld_fds,
+             strerror(errno));
+    for (int i = 0; i < left; i++)
+        close(held_fds[--nheld_fds]);
+}
+
+static void give_back_fds(void)
+{
+    while (nheld_fds > 0)
+        close(held_fds[--nheld_fds]);
+    REQUIRE(setrlimit(RLIMIT_NOFILE, &held_old) == 0);
+}
+
 /* Out of descriptors: the engine cannot accept a queued connection. It
  * says so and stops watching the listening socket for a while, rather than
  * spin on it (it stays readable); once a descriptor is free, the
@@ -1727,38 +1774,11 @@ START_TEST(accept_pauses_when_out_of_descriptors)
     memset(&k, 0, sizeof k);
     rig r;
     rig_start_log(&r, true, 0, log_collect, &k);
-    /* a call first: the engine's connection to the echo server is open
-     * (and the server's thread past its accept) before descriptors run out.
-     * Its client connection stays open until the end: closed now, the
-     * engine would give its descriptor back at a moment of its own, maybe
-     * after the descriptors below were taken, and then take the queued
-     * connection with it (and fail later, making its ring) */
     uint8_t in[256];
     size_t n = frames(in, kept, 3);
-    call c0 = {.req = {.p = in, .len = n}};
     client first;
-    client_open(&first, r.addr);
-    client_calls(&first, &c0, 1);
-    ck_assert_str_eq(c0.st.status, "0");
-    call_free(&c0);
-    /* every descriptor taken but one, for the client's socket (the limit
-     * lowered so that this takes a few hundred, restored after) */
-    struct rlimit old, low;
-    REQUIRE(getrlimit(RLIMIT_NOFILE, &old) == 0);
-    low = old;
-    if (low.rlim_cur > 512)
-        low.rlim_cur = 512;
-    REQUIRE(setrlimit(RLIMIT_NOFILE, &low) == 0);
-    static int held[512];
-    int nheld = 0;
-    while (nheld < 512) {
-        int d = open("/dev/null", O_RDONLY | O_CLOEXEC);
-        if (d < 0)
-            break;
-        held[nheld++] = d;
-    }
-    REQUIREF(nheld > 1 && errno == EMFILE, "%d descriptors, then %s", nheld, strerror(errno));
-    close(held[--nheld]);
+    first_call(&r, &first, in, n);
+    take_fds_but(1); /* the client's socket */
     char err[NET_ERR_LEN];
     int cfd = net_connect(r.addr, err, sizeof err); /* queued: the engine cannot take it */
     REQUIREF(cfd >= 0, "%s", err);
@@ -1770,9 +1790,7 @@ START_TEST(accept_pauses_when_out_of_descriptors)
     usleep(400 * 1000);
     clock_gettime(cid, &b);
     double cpu = (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9;
-    while (nheld > 0)
-        close(held[--nheld]);
-    REQUIRE(setrlimit(RLIMIT_NOFILE, &old) == 0);
+    give_back_fds();
     /* accepting resumes: the queued connection is taken (and closed by
      * the client), and a call on a new one is served */
     close(cfd);
@@ -1798,32 +1816,11 @@ START_TEST(a_connection_taken_as_descriptors_run_out_is_served)
 {
     rig r;
     rig_start(&r, true);
-    /* the engine's connection to the server opened first (a call) */
     uint8_t in[256];
     size_t n = frames(in, kept, 3);
-    call c0 = {.req = {.p = in, .len = n}};
     client first;
-    client_open(&first, r.addr);
-    client_calls(&first, &c0, 1);
-    ck_assert_str_eq(c0.st.status, "0");
-    call_free(&c0);
-    struct rlimit old, low;
-    REQUIRE(getrlimit(RLIMIT_NOFILE, &old) == 0);
-    low = old;
-    if (low.rlim_cur > 512)
-        low.rlim_cur = 512;
-    REQUIRE(setrlimit(RLIMIT_NOFILE, &low) == 0);
-    static int held[512];
-    int nheld = 0;
-    while (nheld < 512) {
-        int d = open("/dev/null", O_RDONLY | O_CLOEXEC);
-        if (d < 0)
-            break;
-        held[nheld++] = d;
-    }
-    REQUIREF(nheld > 2 && errno == EMFILE, "%d descriptors, then %s", nheld, strerror(errno));
-    close(held[--nheld]);
-    close(held[--nheld]);
+    first_call(&r, &first, in, n);
+    take_fds_but(2); /* the client's socket and the one the engine accepts */
     client cl;
     client_open(&cl, r.addr);
     call c = {.req = {.p = in, .len = n}};
@@ -1831,9 +1828,7 @@ START_TEST(a_connection_taken_as_descriptors_run_out_is_served)
     bool ended = true;
     while (ended && cl.open > 0)
         ended = peer_round(cl.s, cl.fd, T_MS);
-    while (nheld > 0)
-        close(held[--nheld]);
-    REQUIRE(setrlimit(RLIMIT_NOFILE, &old) == 0);
+    give_back_fds();
     REQUIREF(ended && strcmp(c.st.status, "0") == 0, "the call: %s, status %s",
              ended ? "ended" : "still open", c.st.status);
     call_free(&c);
