@@ -254,7 +254,7 @@ struct hp_engine {
     unsigned log_n;            /* lines logged in it */
     uint64_t log_skipped;      /* lines left out since the last one logged */
     uint64_t accept_ns;        /* != 0: accepting paused until then (out of descriptors) */
-    int spare_fd;              /* a descriptor kept for a new connection's ring (spare_take) */
+    int spare_fd;              /* a descriptor kept for a new connection's ring (accepting) */
     unsigned nclients;         /* client connections open */
     bool listen_watched;       /* the listening socket is in the epoll set */
     /* tags for epoll: which descriptor fired */
@@ -2600,6 +2600,10 @@ static void listen_update(hp_engine *e)
     e->listen_watched = want;
 }
 
+/* A descriptor to hold in reserve: a copy of the engine's eventfd (no file
+ * to open, so it is had whenever a descriptor is free). */
+static int spare_fd(hp_engine *e) { return fcntl(e->efd, F_DUPFD_CLOEXEC, 0); }
+
 static void accept_all(hp_engine *e)
 {
     for (int i = 0; i < 64 && e->lfd >= 0; i++) {
@@ -2618,7 +2622,7 @@ static void accept_all(hp_engine *e)
          * descriptors run out is not then dropped for want of its ring; no
          * spare to be had, no accept (as when accept itself finds none) */
         if (e->spare_fd < 0)
-            e->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+            e->spare_fd = spare_fd(e);
         struct sockaddr_storage ss;
         socklen_t sl = sizeof ss;
         int fd = e->spare_fd < 0 ? -1
@@ -2735,7 +2739,7 @@ hp_engine *hp_new(const hp_config *cfg, char *err, size_t errlen)
         tr_say(err, errlen, "epoll: %s", strerror(errno));
         goto fail;
     }
-    e->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    e->spare_fd = spare_fd(e);
     if (e->spare_fd < 0) {
         tr_say(err, errlen, "a spare descriptor: %s", strerror(errno));
         goto fail;
