@@ -489,8 +489,8 @@ bench-quick:
 # Every part runs even after one fails; the exit status is non-zero when
 # any failed. A part made alone builds what it needs.
 TEST_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
-TEST_PARTS := early:test-gen test-models test-san test-unit light:test-grpc fuzz-smoke \
-              bench-quick test-install test-scale
+TEST_PARTS := early:test-gen test-models-a test-models-b test-san test-unit light:test-grpc \
+              fuzz-smoke bench-quick test-install test-scale
 test:
 	@scripts/deps.sh --bench || scripts/deps.sh
 	@scripts/test_parts.sh "$(MAKE)" $(TEST_JOBS) build/test-logs test-build $(TEST_PARTS)
@@ -536,11 +536,22 @@ model_make = $(MAKE) --no-print-directory SCHEMA=tests/models/$(1).schema BUILD=
 # otherwise compile the runtime into the fuzz build at MODEL_OPT, where a
 # later fuzz-build finds it up to date (its harnesses then ran at a third
 # of their speed).
-test-models: models-build models-whole $(BUILD)/tests/rawclient
-	@set -e; for n in $(MODEL_NAMES); do echo "== schema tests/models/$$n.schema"; \
+# In two halves, so that make test runs them side by side (test-models-a:
+# the first half of the schemas; test-models-b: the others, then the proxy
+# over GRPC_MODEL and the installs); test-models is both.
+MODEL_HALF := $(shell echo $$(( ($(words $(MODEL_NAMES)) + 1) / 2 )))
+MODEL_NAMES_A := $(wordlist 1,$(MODEL_HALF),$(MODEL_NAMES))
+MODEL_NAMES_B := $(filter-out $(MODEL_NAMES_A),$(MODEL_NAMES))
+models_check = set -e; for n in $(1); do echo "== schema tests/models/$$n.schema"; \
 	  $(call model_make,$$n) model-check; \
 	  echo "== schema tests/models/$$n.schema: its programs (tests/models/demo.sh)"; \
 	  tests/models/demo.sh build/models/$$n/whole/triage-demo; done
+.PHONY: test-models-a test-models-b
+test-models: test-models-a test-models-b
+test-models-a: models-build models-whole
+	@$(call models_check,$(MODEL_NAMES_A))
+test-models-b: models-build models-whole $(BUILD)/tests/rawclient
+	@$(call models_check,$(MODEL_NAMES_B))
 	@echo "== schema $(GRPC_MODEL): the proxy between real gRPC peers (tests/grpc/run.sh)"
 	TR_GRPC_OPTICS="$$(sed -n 's/^OPTICS := //p' build/models/$(GRPC_MODEL)/whole/gen/optics.mk)" \
 	  tests/grpc/run.sh build/models/$(GRPC_MODEL)/whole/triage-demo $(BUILD)/tests/rawclient
