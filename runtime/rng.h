@@ -40,12 +40,16 @@ bool rg_bool(rg_rng *r);
 js_str rg_string(rg_rng *r, ar_arena *a);
 /* A map key unique within its map (a word, '-', then i). */
 js_str rg_map_key(rg_rng *r, ar_arena *a, size_t i);
-/* A list's or map's length: [0, size]. */
+/* A list's or map's length: [0, size] (0 for a size below 1). */
 size_t rg_count(rg_rng *r, int size);
-/* A list an optic reads item i of (i below this) is made i + 1 long in
- * about half of the lists whose size cannot reach it (the generated
- * random functions): so such an optic hits in random messages. Past it, an
- * optic of a far item may never hit in them. */
+/* The size a list's or map's items get: half of size; a negative size
+ * (nothing in lists and maps, all the way down) stays as it is. */
+static inline int rg_half(int size) { return size < 0 ? size : size / 2; }
+/* A list an optic reads item i of (0 < i below this) is made i + 1 long in
+ * about half of the lists whose size (1 or more) cannot reach it, the items
+ * before i with empty lists and maps (the generated random functions): so
+ * such an optic hits in random messages. Past it, an optic of a far item
+ * may never hit in them. */
 #define RG_INDEX_PLANT 32
 /* Whether an optional field is present: one time in two. */
 bool rg_present(rg_rng *r);

@@ -535,9 +535,9 @@ static int not_a_case(ps *P, const operand *typed, size_t at, size_t end)
     char list[512], word[64];
     op_case_list(typed->cases, typed->ncases, list, sizeof list);
     clip(P->t + at, end - at, 40, word, sizeof word);
-    /* a union's tag is spelled Union.tag: its cases are the union's */
-    const char *dot = typed->kind == OP_TAG ? strchr(typed->type, '.') : NULL;
-    int tn = dot != NULL ? (int)(dot - typed->type) : (int)strlen(typed->type);
+    /* a union's tag is spelled Union.tag, or Union["tag"] for one that is
+     * no name: its cases are the union's (a union's name is a name) */
+    int tn = typed->kind == OP_TAG ? (int)strcspn(typed->type, ".[") : (int)strlen(typed->type);
     return fail(P, at, "'%s' is not a case of %.*s (cases: %s)", word, tn, typed->type, list);
 }
 

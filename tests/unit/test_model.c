@@ -340,9 +340,9 @@ static void require_hits(const int *hits, bool (*pred)(int i, int t), int t, int
             continue;
         if (must_hit(i))
             REQUIREF(false, "optic %s (%s) never hit on %d %s", o->name, o->path, made, what);
-        printf("test_model: %s: optic %s (%s), item %d of a list at most, %d lists and maps "
-               "deep, may not hit in random values, and did not\n",
-               what, o->name, o->path, o->index_max, o->containers);
+        printf("test_model: %s: optic %s (%s), %d lists and maps deep, list item %d at "
+               "most (-1: none), may not hit in random values, and did not\n",
+               what, o->name, o->path, o->containers, o->index_max);
     }
 }
 
