@@ -537,28 +537,30 @@ model_make = $(MAKE) --no-print-directory SCHEMA=tests/models/$(1).schema BUILD=
 # later fuzz-build finds it up to date (its harnesses then ran at a third
 # of their speed).
 # In two halves, so that make test runs them side by side (test-models-a:
-# the first half of the schemas; test-models-b: the others, then the proxy
-# over GRPC_MODEL and the installs); test-models is both.
+# the first half of the schemas, test-models-b the others); each half also
+# runs, for its schemas, the proxy over GRPC_MODEL and the installs of
+# INSTALL_MODELS (a schema's build is used by one part only). test-models is
+# both.
 MODEL_HALF := $(shell echo $$(( ($(words $(MODEL_NAMES)) + 1) / 2 )))
-MODEL_NAMES_A := $(wordlist 1,$(MODEL_HALF),$(MODEL_NAMES))
-MODEL_NAMES_B := $(filter-out $(MODEL_NAMES_A),$(MODEL_NAMES))
+MODEL_NAMES_a := $(wordlist 1,$(MODEL_HALF),$(MODEL_NAMES))
+MODEL_NAMES_b := $(filter-out $(MODEL_NAMES_a),$(MODEL_NAMES))
 models_check = set -e; for n in $(1); do echo "== schema tests/models/$$n.schema"; \
 	  $(call model_make,$$n) model-check; \
 	  echo "== schema tests/models/$$n.schema: its programs (tests/models/demo.sh)"; \
 	  tests/models/demo.sh build/models/$$n/whole/triage-demo; done
-.PHONY: test-models-a test-models-b
-test-models: test-models-a test-models-b
-test-models-a: models-build models-whole
-	@$(call models_check,$(MODEL_NAMES_A))
-test-models-b: models-build models-whole $(BUILD)/tests/rawclient
-	@$(call models_check,$(MODEL_NAMES_B))
-	@echo "== schema $(GRPC_MODEL): the proxy between real gRPC peers (tests/grpc/run.sh)"
+models_grpc = echo "== schema $(GRPC_MODEL): the proxy between real gRPC peers (tests/grpc/run.sh)"; \
 	TR_GRPC_OPTICS="$$(sed -n 's/^OPTICS := //p' build/models/$(GRPC_MODEL)/whole/gen/optics.mk)" \
 	  tests/grpc/run.sh build/models/$(GRPC_MODEL)/whole/triage-demo $(BUILD)/tests/rawclient
-	@set -e; for n in $(INSTALL_MODELS); do \
+models_install = set -e; for n in $(1); do \
 	  echo "== schema tests/models/$$n.schema: installed, the example over it (tests/install/run.sh)"; \
 	  tests/install/run.sh "$(MAKE) SCHEMA=tests/models/$$n.schema RT_BUILD=$(MODEL_WHOLE_RT) \
 	    OPT=-O0 DEBUG=" build/models/$$n/whole tests/models/$$n.schema other; done
+.PHONY: test-models-a test-models-b
+test-models: test-models-a test-models-b
+test-models-a test-models-b: test-models-%: models-build models-whole $(BUILD)/tests/rawclient
+	@$(call models_check,$(MODEL_NAMES_$*))
+	@$(if $(filter $(GRPC_MODEL),$(MODEL_NAMES_$*)),$(models_grpc),true)
+	@$(call models_install,$(filter $(INSTALL_MODELS),$(MODEL_NAMES_$*)))
 
 # Every schema also built whole, as a user who made it schema/issue.schema
 # would (triage-demo and triage-bench, with gcc, unoptimised: any schema
