@@ -254,7 +254,8 @@ struct hp_engine {
     unsigned log_n;            /* lines logged in it */
     uint64_t log_skipped;      /* lines left out since the last one logged */
     uint64_t accept_ns;        /* != 0: accepting paused until then (out of descriptors) */
-    int spare_fd;              /* a descriptor kept for a new connection's ring (accepting) */
+    rb_ring spare;             /* the next client connection's ring, made before accepting it */
+    bool spare_ready;
     unsigned nclients;         /* client connections open */
     bool listen_watched;       /* the listening socket is in the epoll set */
     /* tags for epoll: which descriptor fired */
@@ -1049,7 +1050,8 @@ static void call_fail(hp_call *k, int status, const char *msg)
 
 /* ---- the upstream connection */
 
-static hp_conn *conn_new(hp_engine *e, int fd, bool upstream, char *err, size_t errlen);
+static hp_conn *conn_new(hp_engine *e, int fd, bool upstream, rb_ring *ring, char *err,
+                         size_t errlen);
 static void conn_fail(hp_conn *c, const char *why);
 static void listen_update(hp_engine *e);
 static void engine_log(hp_engine *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -1112,7 +1114,7 @@ static hp_conn *upstream_get(hp_engine *e, char *err, size_t errlen)
         close(fd);
         return NULL;
     }
-    hp_conn *c = conn_new(e, fd, true, err, errlen);
+    hp_conn *c = conn_new(e, fd, true, NULL, err, errlen);
     if (c == NULL)
         return NULL;
     c->connecting = rc < 0;
@@ -1884,11 +1886,16 @@ static bool session_new(hp_conn *c, char *err, size_t errlen)
     return true;
 }
 
-static hp_conn *conn_new(hp_engine *e, int fd, bool upstream, char *err, size_t errlen)
+/* A connection on fd; its ring *ring when given (taken: made before the
+ * socket was accepted), else one made now. */
+static hp_conn *conn_new(hp_engine *e, int fd, bool upstream, rb_ring *ring, char *err,
+                         size_t errlen)
 {
     hp_conn *c = xmalloc(e, sizeof *c);
     if (c == NULL) {
         tr_say(err, errlen, "out of memory");
+        if (ring != NULL)
+            rb_destroy(ring);
         close(fd);
         return NULL;
     }
@@ -1898,12 +1905,15 @@ static hp_conn *conn_new(hp_engine *e, int fd, bool upstream, char *err, size_t 
     c->upstream = upstream;
     c->w.preface = upstream ? 0 : HP_PREFACE;
     win_init(&c->win, NGHTTP2_INITIAL_WINDOW_SIZE);
-    if (rb_init(&c->ring, HP_RING, RB_MIRROR, err, errlen) != 0) {
+    if (ring != NULL) {
+        c->ring = *ring;
+    } else if (rb_init(&c->ring, HP_RING, RB_MIRROR, err, errlen) != 0) {
         close(fd);
         free(c);
         return NULL;
+    } else {
+        e->st.allocations += c->ring.allocations;
     }
-    e->st.allocations += c->ring.allocations;
     if (!session_new(c, err, errlen)) {
         rb_destroy(&c->ring);
         close(fd);
@@ -2600,9 +2610,30 @@ static void listen_update(hp_engine *e)
     e->listen_watched = want;
 }
 
-/* A descriptor to hold in reserve: a copy of the engine's eventfd (no file
- * to open, so it is had whenever a descriptor is free). */
-static int spare_fd(hp_engine *e) { return fcntl(e->efd, F_DUPFD_CLOEXEC, 0); }
+/* The next client connection's ring, made before its socket is accepted
+ * (it is made through a descriptor of its own for a moment, a memfd closed
+ * once mapped): a connection accepted as descriptors or memory run out is
+ * never then dropped for want of its ring. false, err set: none could be
+ * made. */
+static bool spare_make(hp_engine *e, char *err, size_t errlen)
+{
+    if (!e->spare_ready && rb_init(&e->spare, HP_RING, RB_MIRROR, err, errlen) == 0) {
+        e->spare_ready = true;
+        e->st.allocations += e->spare.allocations;
+    }
+    return e->spare_ready;
+}
+
+/* Out of descriptors or memory: the listening socket is left unwatched for
+ * a while (its connections stay queued, and it stays readable) rather than
+ * the loop spinning on it. */
+static void accept_pause(hp_engine *e, const char *why)
+{
+    engine_log(e, "cannot accept a connection: %s; accepting again in %d ms", why,
+               HP_ACCEPT_PAUSE_MS);
+    e->accept_ns = clk_now_ns() + HP_ACCEPT_PAUSE_MS * 1000000ull;
+    listen_update(e);
+}
 
 static void accept_all(hp_engine *e)
 {
@@ -2616,35 +2647,23 @@ static void accept_all(hp_engine *e)
             listen_update(e);
             return;
         }
-        /* a connection needs its socket and, for a moment, the descriptor
-         * its ring is made with (rb_init: a memfd, closed once mapped): a
-         * spare is held for that one, so that a connection accepted as the
-         * descriptors run out is not then dropped for want of its ring; no
-         * spare to be had, no accept (as when accept itself finds none) */
-        if (e->spare_fd < 0)
-            e->spare_fd = spare_fd(e);
+        char err[NET_ERR_LEN];
+        if (!spare_make(e, err, sizeof err)) {
+            accept_pause(e, err);
+            return;
+        }
         struct sockaddr_storage ss;
         socklen_t sl = sizeof ss;
-        int fd = e->spare_fd < 0 ? -1
-                                 : accept4(e->lfd, (struct sockaddr *)&ss, &sl,
-                                           SOCK_NONBLOCK | SOCK_CLOEXEC);
+        int fd = accept4(e->lfd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd < 0) {
-            if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
-                /* the connection stays queued, and the socket readable:
-                 * stop watching it for a while rather than spin */
-                engine_log(e, "cannot accept a connection: %s; accepting again in %d ms",
-                           strerror(errno), HP_ACCEPT_PAUSE_MS);
-                e->accept_ns = clk_now_ns() + HP_ACCEPT_PAUSE_MS * 1000000ull;
-                listen_update(e);
-            }
+            if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
+                accept_pause(e, strerror(errno));
             return; /* EAGAIN, or a connection that failed before we took it */
         }
         int one = 1;
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-        close(e->spare_fd); /* the ring's memfd takes its place */
-        e->spare_fd = -1;
-        char err[NET_ERR_LEN];
-        hp_conn *c = conn_new(e, fd, false, err, sizeof err);
+        e->spare_ready = false; /* the connection's now, or freed with it */
+        hp_conn *c = conn_new(e, fd, false, &e->spare, err, sizeof err);
         if (c == NULL) {
             char peer[NET_NAME_LEN];
             net_sockaddr_name(&ss, peer, sizeof peer);
@@ -2693,7 +2712,6 @@ hp_engine *hp_new(const hp_config *cfg, char *err, size_t errlen)
     e->lfd = cfg->listen_fd;
     e->ep = -1;
     e->efd = -1;
-    e->spare_fd = -1;
     snprintf(e->upstream, sizeof e->upstream, "%s", cfg->upstream);
     net_addr a;
     if (net_parse_addr(cfg->upstream, &a, err, errlen) != 0)
@@ -2737,11 +2755,6 @@ hp_engine *hp_new(const hp_config *cfg, char *err, size_t errlen)
     e->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (e->ep < 0 || e->efd < 0) {
         tr_say(err, errlen, "epoll: %s", strerror(errno));
-        goto fail;
-    }
-    e->spare_fd = spare_fd(e);
-    if (e->spare_fd < 0) {
-        tr_say(err, errlen, "a spare descriptor: %s", strerror(errno));
         goto fail;
     }
     int fl = fcntl(e->lfd, F_GETFL);
@@ -2916,8 +2929,8 @@ void hp_free(hp_engine *e)
         close(e->efd);
     if (e->ep >= 0)
         close(e->ep);
-    if (e->spare_fd >= 0)
-        close(e->spare_fd);
+    if (e->spare_ready)
+        rb_destroy(&e->spare);
     if (e->cbs)
         nghttp2_session_callbacks_del(e->cbs);
     if (e->opt)

@@ -103,10 +103,9 @@
  * so and the listening socket is left unwatched for 100 ms, instead of the
  * loop spinning on it; queued connections wait in its backlog meanwhile.
  * A connection's ring is made through a descriptor of its own for a moment:
- * the engine keeps one spare for it and accepts only while it has it, so
- * a connection it accepts is not then dropped for want of its ring. (With
- * several engines in one process, another's accept may take the freed
- * descriptor first: that connection is then dropped, the error logged.)
+ * the engine makes the next connection's ring before accepting it (and
+ * pauses the same way when it cannot), so a connection it accepts is never
+ * then dropped for want of its ring.
  * With max_connections client connections open, accepting pauses the same
  * way until one of them closes (the log says so, accept_limited counts it):
  * so the memory the client connections may hold has a bound.
