@@ -688,20 +688,18 @@ static int parse_path(ps *P, const tok *k, int optic, operand *x)
                         found_tok(P, &f, buf, sizeof buf));
         const char *fname = P->t + f.at;
         size_t fn = f.end - f.at;
-        if (x->kind == OP_RAW) {
-            /* a record read raw is its bytes: no field is read from them */
-            char word[64];
-            clip(fname, fn, 40, word, sizeof word);
-            return fail(P, f.at,
-                        "%s is raw JSON (%s): '.%s' reads a field of an optic declared "
-                        "without raw",
-                        path_label(P, x, label, sizeof label), x->type, word);
-        }
         if (x->kind != OP_RECORD) {
             char word[64];
             clip(fname, fn, 40, word, sizeof word);
-            return fail(P, f.at, "%s (%s) is not a record: it has no field '%s'",
-                        path_label(P, x, label, sizeof label), x->type, word);
+            path_label(P, x, label, sizeof label);
+            /* a record read raw is its bytes: no field is read from them */
+            if (x->kind == OP_RAW)
+                return fail(P, f.at,
+                            "%s is raw JSON (%s): '.%s' reads a field of an optic declared "
+                            "without raw",
+                            label, x->type, word);
+            return fail(P, f.at, "%s (%s) is not a record: it has no field '%s'", label, x->type,
+                        word);
         }
         const op_field *hit = NULL;
         for (int i = 0; i < x->nfields; i++)

@@ -308,6 +308,15 @@ END_TEST
  * not reach (support/reach.h): a note says so when it did not hit. */
 #define EXTRA 3000
 
+/* Message j of the smaller set two tests make (its size and seed): sizes 2
+ * to 20 in steps of 3, six messages each (the first 42); then more, the
+ * sizes 2 to 40 in turn. */
+static void small_set(uint64_t j, int *size, uint64_t *k)
+{
+    *size = j < 42 ? 2 + 3 * (int)(j / 6) : 2 + (int)(j % 39);
+    *k = j < 42 ? j % 6 : j;
+}
+
 /* Whether optic i must hit in random values. */
 static bool must_hit(int i) { return rc_reaches(&S->optics[i]); }
 
@@ -411,8 +420,9 @@ START_TEST(every_optic_agrees_on_rewritten_messages)
     /* sizes 2 to 20 in steps of 3, six messages each; then more */
     int made = 0;
     for (uint64_t j = 0; j < 42 || (j < 42 + EXTRA && unhit(hits, of_message, 0)); j++) {
-        int size = j < 42 ? 2 + 3 * (int)(j / 6) : 2 + (int)(j % 39);
-        uint64_t k = j < 42 ? j % 6 : j;
+        int size;
+        uint64_t k;
+        small_set(j, &size, &k);
         size_t n = make(S->root, size, k, k % 2 == 1);
         tj_reset();
         tj *root = tj_parse((const char *)C->enc, n);
@@ -524,41 +534,40 @@ START_TEST(no_value_is_read_with_junk_after_it)
          * such optics are wanted and none hit */
         for (uint64_t j = 0; j < 42 || (j < 42 + EXTRA && wanted[closers] > 0 && hits[closers] == 0);
              j++) {
-            int size = j < 42 ? 2 + 3 * (int)(j / 6) : 2 + (int)(j % 39);
-            uint64_t k = j < 42 ? j % 6 : j;
-            {
-                size_t n = make(S->root, size, k, k % 2 == 1);
-                size_t m = junk_after_values(C->enc, n, C->tmp, BUF_BYTES, closers);
-                REQUIREF(decode(S->root, C->tmp, m).code != TR_E_OK || m == n,
-                         "size %d, message %llu with junk: the decoder accepts it", size,
-                         (unsigned long long)k);
-                for (int i = 0; i < S->noptics; i++) {
-                    const op_optic *o = &S->optics[i];
-                    op_value v;
-                    if (op_from_message(S, i) && o->kind == OP_RAW) {
-                        /* a raw view, when there is one, is never followed by junk */
-                        ar_reset(&C->scan);
-                        if (op_scan_message(S, i, C->tmp, m, &v, C->scratch, &C->scan))
-                            REQUIREF(js_value_ends(v.bytes.p + v.bytes.n, C->tmp + m),
-                                     "optic %s (%s), size %d, message %llu: a raw view "
-                                     "followed by junk",
-                                     o->name, o->path, size, (unsigned long long)k);
-                        continue;
-                    }
-                    if (!op_from_message(S, i) || (o->kind == OP_RECORD) != (closers == 1))
-                        continue;
-                    wanted[closers] += must_hit(i);
+            int size;
+            uint64_t k;
+            small_set(j, &size, &k);
+            size_t n = make(S->root, size, k, k % 2 == 1);
+            size_t m = junk_after_values(C->enc, n, C->tmp, BUF_BYTES, closers);
+            REQUIREF(decode(S->root, C->tmp, m).code != TR_E_OK || m == n,
+                     "size %d, message %llu with junk: the decoder accepts it", size,
+                     (unsigned long long)k);
+            for (int i = 0; i < S->noptics; i++) {
+                const op_optic *o = &S->optics[i];
+                op_value v;
+                if (op_from_message(S, i) && o->kind == OP_RAW) {
+                    /* a raw view, when there is one, is never followed by junk */
                     ar_reset(&C->scan);
-                    if (!op_scan_message(S, i, C->enc, n, &v, C->scratch, &C->scan))
-                        continue;
-                    hits[closers]++;
-                    ar_reset(&C->scan);
-                    REQUIREF(!op_scan_message(S, i, C->tmp, m, &v, C->scratch, &C->scan),
-                             "optic %s (%s), junk after every %s, size %d, message %llu: read "
-                             "a value with junk after it",
-                             o->name, o->path, closers ? "object and array" : "scalar", size,
-                             (unsigned long long)k);
+                    if (op_scan_message(S, i, C->tmp, m, &v, C->scratch, &C->scan))
+                        REQUIREF(js_value_ends(v.bytes.p + v.bytes.n, C->tmp + m),
+                                 "optic %s (%s), size %d, message %llu: a raw view "
+                                 "followed by junk",
+                                 o->name, o->path, size, (unsigned long long)k);
+                    continue;
                 }
+                if (!op_from_message(S, i) || (o->kind == OP_RECORD) != (closers == 1))
+                    continue;
+                wanted[closers] += must_hit(i);
+                ar_reset(&C->scan);
+                if (!op_scan_message(S, i, C->enc, n, &v, C->scratch, &C->scan))
+                    continue;
+                hits[closers]++;
+                ar_reset(&C->scan);
+                REQUIREF(!op_scan_message(S, i, C->tmp, m, &v, C->scratch, &C->scan),
+                         "optic %s (%s), junk after every %s, size %d, message %llu: read "
+                         "a value with junk after it",
+                         o->name, o->path, closers ? "object and array" : "scalar", size,
+                         (unsigned long long)k);
             }
         }
     }
